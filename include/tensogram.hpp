@@ -1,0 +1,35 @@
+// Umbrella header of the tensogram C++ library.
+//
+//   #include <tensogram.hpp>
+//
+// brings in the typed API (descriptor structs, the CBOR value type, buffers
+// and zero-copy decode) and the reference C++ wrapper's API (`encode` from
+// JSON, `decode`, `message`, `decoded_object`, `metadata`, `meta_value`,
+// the typed exceptions). CBOR ⇄ JSON helpers live in
+// <tensogram/cbor/json.hpp> (they pull in nlohmann/json).
+#pragma once
+
+#include <cstdint>
+
+#include "tensogram/cbor/codec.hpp"
+#include "tensogram/cbor/value.hpp"
+#include "tensogram/codecs/pipeline.hpp"
+#include "tensogram/core/buffer.hpp"
+#include "tensogram/core/byte_order.hpp"
+#include "tensogram/core/dtype.hpp"
+#include "tensogram/core/error.hpp"
+#include "tensogram/core/hex.hpp"
+#include "tensogram/format/scan.hpp"
+#include "tensogram/message/decode.hpp"
+#include "tensogram/message/descriptor.hpp"
+#include "tensogram/message/encode.hpp"
+#include "tensogram/message/json_encode.hpp"
+#include "tensogram/message/metadata.hpp"
+#include "tensogram/message/metadata_view.hpp"
+#include "tensogram/message/non_finite.hpp"
+#include "tensogram/message/options.hpp"
+
+namespace tensogram {
+/// The wire-format version this library reads and writes.
+inline constexpr std::uint16_t wire_version = 3;
+}  // namespace tensogram

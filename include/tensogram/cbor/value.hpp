@@ -1,0 +1,162 @@
+// One CBOR value type for the whole library (spec 02 §1).
+//
+// A `cbor::value` holds any item the reference reads or writes: null,
+// booleans, integers over the full CBOR range (−2^64 … 2^64−1), floats,
+// text, byte strings, arrays, maps (any key type, insertion order kept,
+// duplicates representable) and tags. Equality compares floats by bit
+// pattern and maps entry by entry in stored order, which is what
+// `compute_common` needs (spec 02 §11).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace tensogram::cbor {
+
+class value;
+struct map_entry;
+
+using array = std::vector<value>;
+/// Entries in stored order; encode sorts them canonically.
+using map = std::vector<map_entry>;
+using byte_string = std::vector<std::byte>;
+
+/// An integer of CBOR major type 0 or 1: `negative ? -1 - magnitude : magnitude`.
+struct integer {
+  bool negative = false;
+  std::uint64_t magnitude = 0;
+
+  [[nodiscard]] static integer from_int64(std::int64_t v) noexcept {
+    return v < 0 ? integer{true, static_cast<std::uint64_t>(-(v + 1))}
+                 : integer{false, static_cast<std::uint64_t>(v)};
+  }
+  [[nodiscard]] static integer from_uint64(std::uint64_t v) noexcept { return {false, v}; }
+  /// The value as int64, if it fits.
+  [[nodiscard]] std::optional<std::int64_t> to_int64() const noexcept;
+  /// The value as uint64, if it is non-negative.
+  [[nodiscard]] std::optional<std::uint64_t> to_uint64() const noexcept;
+  /// Decimal text (works across the full range).
+  [[nodiscard]] std::string to_string() const;
+  friend bool operator==(const integer&, const integer&) = default;
+};
+
+/// A tagged item (major type 6); the content is owned and deep-copied.
+class tagged {
+ public:
+  tagged(std::uint64_t number, value content);
+  tagged(const tagged& other);
+  tagged(tagged&&) noexcept = default;
+  tagged& operator=(const tagged& other);
+  tagged& operator=(tagged&&) noexcept = default;
+  ~tagged();
+
+  [[nodiscard]] std::uint64_t number() const noexcept { return number_; }
+  [[nodiscard]] const value& content() const noexcept { return *content_; }
+  [[nodiscard]] value& content() noexcept { return *content_; }
+
+ private:
+  std::uint64_t number_;
+  std::unique_ptr<value> content_;
+};
+
+class value {
+ public:
+  enum class kind { null, boolean, integer, floating, text, bytes, array, map, tag };
+
+  value() noexcept : v_(std::monostate{}) {}
+  value(std::nullptr_t) noexcept : v_(std::monostate{}) {}
+  value(bool b) noexcept : v_(b) {}
+  template <typename I,
+            std::enable_if_t<std::is_integral_v<I> && !std::is_same_v<I, bool> && !std::is_same_v<I, char>,
+                             int> = 0>
+  value(I i) noexcept {
+    if constexpr (std::is_signed_v<I>) {
+      v_ = integer::from_int64(static_cast<std::int64_t>(i));
+    } else {
+      v_ = integer::from_uint64(static_cast<std::uint64_t>(i));
+    }
+  }
+  value(integer i) noexcept : v_(i) {}
+  value(double d) noexcept : v_(d) {}
+  value(float f) noexcept : v_(static_cast<double>(f)) {}
+  value(std::string s) noexcept : v_(std::move(s)) {}
+  value(std::string_view s) : v_(std::string(s)) {}
+  value(const char* s) : v_(std::string(s)) {}
+  value(byte_string b) noexcept : v_(std::move(b)) {}
+  value(array a) noexcept : v_(std::move(a)) {}
+  value(map m) noexcept : v_(std::move(m)) {}
+  value(tagged t) noexcept : v_(std::move(t)) {}
+
+  /// An empty map / array, for building values fluently.
+  [[nodiscard]] static value make_map() { return value(map{}); }
+  [[nodiscard]] static value make_array() { return value(array{}); }
+  /// A map from `{key, value}` pairs with text keys, in the given order.
+  [[nodiscard]] static value make_map(std::initializer_list<std::pair<std::string_view, value>> items);
+
+  [[nodiscard]] kind type() const noexcept { return static_cast<kind>(v_.index()); }
+  [[nodiscard]] bool is_null() const noexcept { return type() == kind::null; }
+  [[nodiscard]] bool is_bool() const noexcept { return type() == kind::boolean; }
+  [[nodiscard]] bool is_integer() const noexcept { return type() == kind::integer; }
+  [[nodiscard]] bool is_float() const noexcept { return type() == kind::floating; }
+  [[nodiscard]] bool is_text() const noexcept { return type() == kind::text; }
+  [[nodiscard]] bool is_bytes() const noexcept { return type() == kind::bytes; }
+  [[nodiscard]] bool is_array() const noexcept { return type() == kind::array; }
+  [[nodiscard]] bool is_map() const noexcept { return type() == kind::map; }
+  [[nodiscard]] bool is_tag() const noexcept { return type() == kind::tag; }
+
+  // Typed access: nothing / nullptr when the value is of another kind.
+  [[nodiscard]] std::optional<bool> as_bool() const noexcept;
+  [[nodiscard]] const integer* as_integer() const noexcept { return std::get_if<integer>(&v_); }
+  [[nodiscard]] std::optional<std::int64_t> as_int64() const noexcept;
+  [[nodiscard]] std::optional<std::uint64_t> as_uint64() const noexcept;
+  /// A float, or an integer widened to double.
+  [[nodiscard]] std::optional<double> as_double() const noexcept;
+  [[nodiscard]] const std::string* as_text() const noexcept { return std::get_if<std::string>(&v_); }
+  [[nodiscard]] const byte_string* as_bytes() const noexcept { return std::get_if<byte_string>(&v_); }
+  [[nodiscard]] const array* as_array() const noexcept { return std::get_if<array>(&v_); }
+  [[nodiscard]] array* as_array() noexcept { return std::get_if<array>(&v_); }
+  [[nodiscard]] const map* as_map() const noexcept { return std::get_if<map>(&v_); }
+  [[nodiscard]] map* as_map() noexcept { return std::get_if<map>(&v_); }
+  [[nodiscard]] const tagged* as_tag() const noexcept { return std::get_if<tagged>(&v_); }
+  /// The raw double of a float value.
+  [[nodiscard]] const double* as_float() const noexcept { return std::get_if<double>(&v_); }
+
+  // Map helpers (text keys). `find` returns the last entry with the key,
+  // matching "later occurrence replaces earlier" (spec 02 §1.5).
+  [[nodiscard]] const value* find(std::string_view key) const noexcept;
+  [[nodiscard]] value* find(std::string_view key) noexcept;
+  [[nodiscard]] bool contains(std::string_view key) const noexcept { return find(key) != nullptr; }
+  /// Sets `key` (replacing an existing entry in place, else appending).
+  /// Turns a null value into a map first. Throws std::logic_error on other kinds.
+  value& set(std::string_view key, value v);
+  /// Removes every entry with `key`; returns whether one existed.
+  bool erase(std::string_view key) noexcept;
+  /// Access-or-insert for maps, like nlohmann::json.
+  value& operator[](std::string_view key);
+  /// Number of entries (map), elements (array) or 0.
+  [[nodiscard]] std::size_t size() const noexcept;
+
+  friend bool operator==(const value& a, const value& b) noexcept;
+
+ private:
+  std::variant<std::monostate, bool, integer, double, std::string, byte_string, array, map, tagged> v_;
+};
+
+struct map_entry {
+  value key;
+  value val;
+  friend bool operator==(const map_entry& a, const map_entry& b) noexcept {
+    return a.key == b.key && a.val == b.val;
+  }
+};
+
+}  // namespace tensogram::cbor

@@ -1,0 +1,636 @@
+#include "tensogram/message/decode.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "tensogram/codecs/pipeline.hpp"
+#include "tensogram/core/byte_order.hpp"
+#include "tensogram/core/error.hpp"
+#include "tensogram/core/hex.hpp"
+#include "tensogram/format/aggregate_frames.hpp"
+#include "tensogram/format/data_frame.hpp"
+#include "tensogram/format/frame.hpp"
+#include "tensogram/format/hash.hpp"
+#include "tensogram/format/preamble.hpp"
+#include "tensogram/format/wire.hpp"
+
+namespace tensogram {
+
+using format::align8;
+using format::frame_type;
+using format::frame_view;
+
+// ---------------------------------------------------------------------------
+// decoded_object / message
+
+decoded_object::decoded_object(data_object_descriptor descriptor, buffer data,
+                               tensogram::byte_order data_order, std::optional<std::uint64_t> hash,
+                               bool is_view)
+    : descriptor_(std::move(descriptor)),
+      data_(std::move(data)),
+      data_order_(data_order),
+      hash_(hash),
+      view_(is_view) {}
+
+std::string decoded_object::hash_value() const {
+  return hash_ ? hex16(*hash_) : std::string();
+}
+
+const decoded_object& message::object(std::size_t i) const {
+  if (i >= objects_.size()) {
+    throw object_error("object index " + std::to_string(i) +
+                       " out of range (num_objects=" + std::to_string(objects_.size()) + ")");
+  }
+  return objects_[i];
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------
+// Frame walk (spec 01 §14.1)
+
+struct data_frame_entry {
+  frame_view frame;
+  std::optional<cbor::value> preceder;  // base entry from a type-8 frame, `_reserved_` stripped
+};
+
+struct walked_message {
+  format::message_extent extent;
+  std::optional<global_metadata> meta;  // the last metadata frame wins (§6)
+  std::vector<data_frame_entry> objects;
+};
+
+// Next position after a frame at `pos` (reference rule: frame length rounded
+// up, unless that leaves the buffer).
+std::size_t next_frame_pos(std::size_t pos, std::uint64_t len, std::size_t limit) {
+  const std::uint64_t next = pos + align8(len);
+  return next <= limit ? static_cast<std::size_t>(next) : static_cast<std::size_t>(pos + len);
+}
+
+std::string phase_name(format::phase p) {
+  switch (p) {
+    case format::phase::header: return "header";
+    case format::phase::body: return "data object";
+    case format::phase::footer: return "footer";
+  }
+  return "?";
+}
+
+walked_message walk_message(std::span<const std::byte> msg) {
+  walked_message w;
+  w.extent = format::read_message_extent(msg);
+  const std::span<const std::byte> m = msg.first(w.extent.message_end);
+  const std::size_t end = w.extent.frames_end;
+  std::size_t pos = format::preamble_size;
+  format::phase phase = format::phase::header;
+  std::optional<cbor::value> pending;
+  std::optional<std::size_t> pending_at;
+  while (pos < end) {
+    if (pos + format::frame_header_size > end) break;
+    if (!format::has_frame_marker(m.subspan(pos))) {
+      ++pos;  // tolerate padding and stray bytes between frames
+      continue;
+    }
+    const format::frame_header h = format::read_frame_header(m.subspan(pos), pos);
+    const format::phase ph = format::phase_of(h.type);
+    if (ph < phase) {
+      throw framing_error("unexpected " + std::string(format::frame_type_name(h.type)) + " frame at offset " +
+                          std::to_string(pos) + " after " + phase_name(phase) +
+                          " phase — frames must appear in order: headers, data objects, footers");
+    }
+    if (pending && h.type != frame_type::ntensor) {
+      throw framing_error("PrecederMetadata at offset " + std::to_string(*pending_at) +
+                          " must be followed by a data-object frame, got " +
+                          std::string(format::frame_type_name(h.type)));
+    }
+    phase = ph;
+    const frame_view f = format::locate_frame(m, pos, h, end);
+    switch (h.type) {
+      case frame_type::header_metadata:
+      case frame_type::footer_metadata: w.meta = global_metadata::from_cbor_bytes(f.body()); break;
+      case frame_type::header_index:
+      case frame_type::footer_index:
+        (void)format::parse_index_body(f.body());  // parsed so malformed frames fail
+        break;
+      case frame_type::header_hash:
+      case frame_type::footer_hash: (void)format::parse_hash_body(f.body()); break;
+      case frame_type::preceder_metadata: {
+        global_metadata g = global_metadata::from_cbor_bytes(f.body());
+        if (g.base.size() != 1) {
+          throw metadata_error("PrecederMetadata base must have exactly 1 entry, got " +
+                               std::to_string(g.base.size()) + " (frame at offset " + std::to_string(pos) +
+                               ")");
+        }
+        g.base[0].erase("_reserved_");
+        pending = std::move(g.base[0]);
+        pending_at = pos;
+        break;
+      }
+      case frame_type::ntensor:
+        w.objects.push_back(data_frame_entry{f, std::move(pending)});
+        pending.reset();
+        pending_at.reset();
+        break;
+    }
+    pos = next_frame_pos(pos, h.total_length, end);
+  }
+  if (pending) {
+    throw framing_error("dangling PrecederMetadata at offset " + std::to_string(*pending_at) +
+                        ": no data-object frame followed");
+  }
+  return w;
+}
+
+// Final metadata of a full decode: last metadata frame, base padded to the
+// object count, preceder entries merged shallowly (spec 01 §14.1, 02 §10).
+global_metadata assemble_metadata(std::optional<global_metadata> meta,
+                                  const std::vector<data_frame_entry>& objects) {
+  if (!meta) throw metadata_error("no metadata frame found in message");
+  global_metadata g = std::move(*meta);
+  if (g.base.size() > objects.size()) {
+    throw metadata_error("metadata base has " + std::to_string(g.base.size()) +
+                         " entries but message contains " + std::to_string(objects.size()) + " objects");
+  }
+  g.base.resize(objects.size(), cbor::value::make_map());
+  for (std::size_t i = 0; i < objects.size(); ++i) {
+    if (!objects[i].preceder) continue;
+    for (const cbor::map_entry& e : *objects[i].preceder->as_map()) {
+      g.base[i].set(*e.key.as_text(), e.val);
+    }
+  }
+  return g;
+}
+
+// ---------------------------------------------------------------------------
+// One data-object frame → decoded object
+
+struct sliced_object {
+  data_object_descriptor descriptor;
+  std::size_t payload_offset = 0;  // from message start
+  std::span<const std::byte> payload;
+  std::span<const std::byte> mask_region;
+  std::optional<std::uint64_t> hash;
+};
+
+constexpr const char* k_mask_kinds[] = {"nan", "inf+", "inf-"};
+
+std::uint64_t mask_field(const cbor::value& entry, const char* kind, const char* key) {
+  const cbor::value* v = entry.find(key);
+  const auto u = v != nullptr ? v->as_uint64() : std::nullopt;
+  if (!u) {
+    throw metadata_error(std::string("failed to deserialize descriptor: masks.") + kind + "." + key +
+                         " must be an unsigned integer");
+  }
+  return *u;
+}
+
+sliced_object slice_object(const frame_view& f, std::size_t frame_offset_in_msg) {
+  format::data_frame_parts parts = format::split_data_frame(f);
+  sliced_object s;
+  s.descriptor = data_object_descriptor::from_cbor(parts.descriptor);
+  if (f.hash_present()) s.hash = f.hash_slot();
+  const std::span<const std::byte> region = parts.payload_region;
+  std::size_t payload_len = region.size();
+  if (s.descriptor.masks) {
+    std::optional<std::uint64_t> first;
+    for (const char* kind : k_mask_kinds) {
+      const cbor::value* entry = s.descriptor.masks->find(kind);
+      if (entry == nullptr) continue;
+      if (!entry->is_map()) {
+        throw metadata_error(std::string("failed to deserialize descriptor: masks.") + kind +
+                             " must be a map");
+      }
+      const std::uint64_t off = mask_field(*entry, kind, "offset");
+      const std::uint64_t len = mask_field(*entry, kind, "length");
+      std::uint64_t end = 0;
+      if (__builtin_add_overflow(off, len, &end) || end > region.size()) {
+        throw framing_error(std::string("mask_") + kind + ".offset + length (" + std::to_string(off) + " + " +
+                            std::to_string(len) + ") exceeds payload region size " +
+                            std::to_string(region.size()) + " in frame at offset " +
+                            std::to_string(frame_offset_in_msg));
+      }
+      first = first ? std::min(*first, off) : off;
+    }
+    if (first) payload_len = static_cast<std::size_t>(*first);
+  }
+  s.payload = region.first(payload_len);
+  s.mask_region = region.subspan(payload_len);
+  s.payload_offset = frame_offset_in_msg + parts.region_offset;
+  return s;
+}
+
+bool has_masks(const data_object_descriptor& d) {
+  if (!d.masks) return false;
+  for (const char* kind : k_mask_kinds) {
+    if (d.masks->find(kind) != nullptr) return true;
+  }
+  return false;
+}
+
+// Canonical NaN/Inf patterns (spec 02 §9), as big-endian-free values of the
+// component width.
+std::uint64_t canonical_pattern(dtype t, std::size_t kind) {
+  static constexpr std::uint64_t f16[] = {0x7E00, 0x7C00, 0xFC00};
+  static constexpr std::uint64_t bf16[] = {0x7FC0, 0x7F80, 0xFF80};
+  static constexpr std::uint64_t f32[] = {0x7FC00000, 0x7F800000, 0xFF800000};
+  static constexpr std::uint64_t f64[] = {0x7FF8000000000000, 0x7FF0000000000000, 0xFFF0000000000000};
+  switch (t) {
+    case dtype::float16: return f16[kind];
+    case dtype::bfloat16: return bf16[kind];
+    case dtype::float32:
+    case dtype::complex64: return f32[kind];
+    default: return f64[kind];
+  }
+}
+
+void store_component(std::byte* p, std::size_t width, std::uint64_t v, bool big) {
+  for (std::size_t i = 0; i < width; ++i) {
+    const std::size_t shift = 8 * (big ? width - 1 - i : i);
+    p[i] = static_cast<std::byte>((v >> shift) & 0xFF);
+  }
+}
+
+// Writes canonical NaN/Inf where masks say so (spec 02 §9). This build reads
+// mask blobs stored with method `none`; other methods arrive with the mask
+// codecs.
+void restore_non_finite(const sliced_object& s, std::span<std::byte> out, byte_order out_order) {
+  const data_object_descriptor& d = s.descriptor;
+  if (d.dtype == dtype::bitmask) {
+    throw framing_error("bitmask-companion masks cannot be restored on bitmask-dtype payloads");
+  }
+  const std::uint64_t n = d.element_count();
+  const std::size_t width = dtype_width(d.dtype);
+  if (out.size() != n * width) {
+    throw framing_error("decoded payload length " + std::to_string(out.size()) + " does not match " +
+                        std::to_string(n) + " element(s) × " + std::to_string(width));
+  }
+  const bool complex = d.dtype == dtype::complex64 || d.dtype == dtype::complex128;
+  const std::size_t part = complex ? width / 2 : width;
+  for (std::size_t k = 0; k < 3; ++k) {
+    const cbor::value* entry = d.masks->find(k_mask_kinds[k]);
+    if (entry == nullptr) continue;
+    const cbor::value* method = entry->find("method");
+    const std::string* name = method != nullptr ? method->as_text() : nullptr;
+    if (name == nullptr) throw encoding_error("unknown mask method (missing)");
+    const auto off = static_cast<std::size_t>(*entry->find("offset")->as_uint64());
+    const auto len = static_cast<std::size_t>(*entry->find("length")->as_uint64());
+    if (*name != "none") {
+      throw encoding_error("bitmask decode (" + *name + "): mask method not supported by this build");
+    }
+    const std::size_t need = static_cast<std::size_t>(n / 8 + (n % 8 != 0));
+    if (len != need) {
+      throw encoding_error("bitmask decode (none): blob of " + std::to_string(len) + " bytes, expected " +
+                           std::to_string(need));
+    }
+    const std::byte* bits = s.payload.data() + off;
+    const std::uint64_t pattern = canonical_pattern(d.dtype, k);
+    for (std::uint64_t i = 0; i < n; ++i) {
+      if (((static_cast<unsigned>(bits[i / 8]) >> (7 - i % 8)) & 1U) == 0) continue;
+      std::byte* e = out.data() + i * width;
+      store_component(e, part, pattern, out_order == byte_order::big);
+      if (complex) store_component(e + part, part, pattern, out_order == byte_order::big);
+    }
+  }
+}
+
+decoded_object decode_sliced(const buffer& msg, sliced_object s, const decode_options& options) {
+  const codecs::pipeline pl = codecs::pipeline::build(s.descriptor);
+  (void)pl;  // identity only in this build
+  const data_object_descriptor& d = s.descriptor;
+  const std::uint64_t n = d.element_count();
+  const auto expected = raw_byte_size(d.dtype, n);
+  if (!expected) throw metadata_error("element count overflows usize");
+  if (*expected != s.payload.size()) {
+    throw encoding_error("descriptor claims " + std::to_string(*expected) +
+                         " decoded byte(s) but frame payload is " + std::to_string(s.payload.size()) +
+                         " byte(s) (payload at offset " + std::to_string(s.payload_offset) + ")");
+  }
+  const byte_order stored = d.effective_byte_order();
+  const byte_order wanted = options.native_byte_order ? native_byte_order() : stored;
+  const std::size_t unit = dtype_swap_unit(d.dtype);
+  const bool swap = stored != wanted && unit > 1;
+  const bool restore = options.restore_non_finite && has_masks(d);
+  if (!swap && !restore) {
+    // Zero-copy: the stored bytes are already the answer.
+    return decoded_object(std::move(s.descriptor), msg.slice(s.payload_offset, s.payload.size()), wanted,
+                          s.hash, true);
+  }
+  buffer out = buffer::allocate(s.payload.size());
+  std::span<std::byte> dst(out.mutable_data(), out.size());
+  if (swap) {
+    copy_swapped(s.payload, dst, unit);
+  } else if (!dst.empty()) {
+    std::memcpy(dst.data(), s.payload.data(), dst.size());
+  }
+  if (restore) restore_non_finite(s, dst, wanted);
+  return decoded_object(std::move(s.descriptor), std::move(out), wanted, s.hash, false);
+}
+
+// ---------------------------------------------------------------------------
+// Hash verification pre-pass (spec 01 §14.3)
+
+void verify_pass(std::span<const std::byte> msg, std::optional<std::size_t> target) {
+  const format::preamble pre = format::read_preamble(msg);
+  if (pre.total_length > msg.size()) {
+    throw framing_error("total_length " + std::to_string(pre.total_length) + " exceeds buffer size " +
+                        std::to_string(msg.size()));
+  }
+  const std::size_t msg_len = pre.total_length > 0 ? static_cast<std::size_t>(pre.total_length) : msg.size();
+  const std::size_t msg_end = msg_len >= format::postamble_size ? msg_len - format::postamble_size : 0;
+  std::size_t pos = format::preamble_size;
+  std::size_t k = 0;
+  while (pos + format::frame_header_size <= msg_end) {
+    if (!format::has_frame_marker(msg.subspan(pos))) {
+      ++pos;
+      continue;
+    }
+    const format::frame_header h = format::read_frame_header(msg.subspan(pos), pos);
+    if (h.total_length > msg_end - pos) {
+      throw framing_error("frame at offset " + std::to_string(pos) + " (total_length " +
+                          std::to_string(h.total_length) + ") runs past first-message end " +
+                          std::to_string(msg_end));
+    }
+    const auto frame_end = pos + static_cast<std::size_t>(h.total_length);
+    if (h.type == frame_type::ntensor) {
+      if (!target || *target == k) {
+        const frame_view f = format::locate_frame(msg, pos, h, msg_end);
+        if (!f.hash_present()) throw missing_hash_error(k);
+        const std::uint64_t actual = format::xxh3_64(f.body());
+        const std::uint64_t expected = f.hash_slot();
+        if (actual != expected) throw hash_mismatch_error(k, expected, actual);
+        if (target) return;
+      }
+      ++k;
+    }
+    pos = static_cast<std::size_t>(align8(frame_end));
+  }
+}
+
+// ---------------------------------------------------------------------------
+// O(1) object location through an index frame (spec 01 §15)
+
+struct indexed_message {
+  format::message_extent extent;
+  std::optional<global_metadata> meta;
+  format::index_body index;
+};
+
+// Reads the header-phase frames and the footer-phase frames (from the
+// postamble's first_footer_offset) without touching the body. Returns
+// nothing when the message has preceders, lacks an index or metadata frame,
+// or is irregular: callers then fall back to the full walk.
+std::optional<indexed_message> read_index(std::span<const std::byte> msg) {
+  indexed_message r;
+  r.extent = format::read_message_extent(msg);
+  if ((r.extent.head.flags & format::message_flags::preceder_metadata) != 0) return std::nullopt;
+  const std::span<const std::byte> m = msg.first(r.extent.message_end);
+  const std::size_t end = r.extent.frames_end;
+  std::optional<format::index_body> index;
+  auto take = [&](const frame_view& f) {
+    switch (f.header.type) {
+      case frame_type::header_metadata:
+      case frame_type::footer_metadata: r.meta = global_metadata::from_cbor_bytes(f.body()); break;
+      case frame_type::header_index:
+      case frame_type::footer_index: index = format::parse_index_body(f.body()); break;
+      case frame_type::header_hash:
+      case frame_type::footer_hash: (void)format::parse_hash_body(f.body()); break;
+      default: break;
+    }
+  };
+  // Walks frames of one phase from `pos`; false on anything unexpected.
+  auto walk_phase = [&](std::size_t pos, format::phase want) {
+    while (pos + format::frame_header_size <= end) {
+      if (!format::has_frame_marker(m.subspan(pos))) {
+        ++pos;
+        continue;
+      }
+      const format::frame_header h = format::read_frame_header(m.subspan(pos), pos);
+      if (format::phase_of(h.type) != want) return want == format::phase::header;
+      take(format::locate_frame(m, pos, h, end));
+      pos = next_frame_pos(pos, h.total_length, end);
+    }
+    return true;
+  };
+  if (!walk_phase(format::preamble_size, format::phase::header)) return std::nullopt;
+  if (r.extent.message_end >= format::min_message_size) {
+    const std::uint64_t ffo = load_be64(m.data() + end);
+    if (ffo >= format::preamble_size && ffo < end) {
+      if (!walk_phase(static_cast<std::size_t>(ffo), format::phase::footer)) return std::nullopt;
+    }
+  }
+  if (!index || !r.meta) return std::nullopt;
+  r.index = std::move(*index);
+  return r;
+}
+
+buffer owning_copy(const buffer& b) {
+  if (b.kind() != buffer::ownership::borrowed) return b;
+  buffer out = buffer::allocate(b.size());
+  if (!b.empty()) std::memcpy(out.mutable_data(), b.data(), b.size());
+  return out;
+}
+
+message make_owning(message m) {
+  std::vector<decoded_object> objects;
+  objects.reserve(m.num_objects());
+  for (const decoded_object& o : m) {
+    objects.emplace_back(o.descriptor(), owning_copy(o.data_buffer()), o.data_byte_order(), o.hash_slot(),
+                         o.is_view() && o.data_buffer().kind() != buffer::ownership::borrowed);
+  }
+  return message(m.get_metadata(), std::move(objects));
+}
+
+buffer borrow(const std::uint8_t* buf, std::size_t len) {
+  if (buf == nullptr && len != 0) throw invalid_arg_error("null buffer with non-zero length");
+  return buffer::borrowed(std::span<const std::byte>(reinterpret_cast<const std::byte*>(buf), len));
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Public entry points
+
+message decode(const buffer& msg, const decode_options& options) {
+  if (options.verify_hash) verify_pass(msg.bytes(), std::nullopt);
+  walked_message w = walk_message(msg.bytes());
+  global_metadata g = assemble_metadata(std::move(w.meta), w.objects);
+  std::vector<decoded_object> objects;
+  objects.reserve(w.objects.size());
+  for (const data_frame_entry& e : w.objects) {
+    objects.push_back(decode_sliced(msg, slice_object(e.frame, e.frame.offset), options));
+  }
+  return message(metadata(std::move(g)), std::move(objects));
+}
+
+metadata decode_metadata(std::span<const std::byte> msg) {
+  const format::preamble pre = format::read_preamble(msg);
+  if (pre.total_length > msg.size()) {
+    throw framing_error("total_length " + std::to_string(pre.total_length) + " exceeds buffer size " +
+                        std::to_string(msg.size()));
+  }
+  const std::size_t msg_len = pre.total_length > 0 ? static_cast<std::size_t>(pre.total_length) : msg.size();
+  const std::size_t end =
+      msg_len >= format::min_message_size ? msg_len - format::postamble_size : format::preamble_size;
+  std::size_t pos = format::preamble_size;
+  while (pos + format::frame_header_size <= end) {
+    if (!format::has_frame_marker(msg.subspan(pos))) {
+      ++pos;
+      continue;
+    }
+    const format::frame_header h = format::read_frame_header(msg.subspan(pos), pos);
+    if (h.type == frame_type::header_metadata || h.type == frame_type::footer_metadata) {
+      const frame_view f = format::locate_frame(msg, pos, h, end);
+      return metadata(global_metadata::from_cbor_bytes(f.body()));
+    }
+    if (h.total_length < format::frame_header_size) {
+      throw framing_error("frame at offset " + std::to_string(pos) + " has total_length " +
+                          std::to_string(h.total_length) + " < 16");
+    }
+    if (h.total_length > end - pos) break;
+    pos = static_cast<std::size_t>(align8(pos + h.total_length));
+  }
+  throw metadata_error("no metadata frame found in message");
+}
+
+std::pair<metadata, std::vector<data_object_descriptor>> decode_descriptors(std::span<const std::byte> msg) {
+  walked_message w = walk_message(msg);
+  global_metadata g = assemble_metadata(std::move(w.meta), w.objects);
+  std::vector<data_object_descriptor> descriptors;
+  descriptors.reserve(w.objects.size());
+  for (const data_frame_entry& e : w.objects) {
+    descriptors.push_back(slice_object(e.frame, e.frame.offset).descriptor);
+  }
+  return {metadata(std::move(g)), std::move(descriptors)};
+}
+
+message decode_object(const buffer& msg, std::size_t index, const decode_options& options) {
+  if (options.verify_hash) verify_pass(msg.bytes(), index);
+  const std::span<const std::byte> bytes = msg.bytes();
+  if (std::optional<indexed_message> im = read_index(bytes)) {
+    const std::size_t count = im->index.offsets.size();
+    if (index >= count) {
+      throw object_error("object index " + std::to_string(index) +
+                         " out of range (num_objects=" + std::to_string(count) + ")");
+    }
+    const std::uint64_t off = im->index.offsets[index];
+    const std::size_t end = im->extent.frames_end;
+    if (off >= format::preamble_size && off + format::frame_header_size <= end &&
+        format::has_frame_marker(bytes.subspan(static_cast<std::size_t>(off)))) {
+      const auto pos = static_cast<std::size_t>(off);
+      const format::frame_header h = format::read_frame_header(bytes.subspan(pos), pos);
+      if (h.type == frame_type::ntensor && h.total_length == im->index.lengths[index]) {
+        const frame_view f = format::locate_frame(bytes.first(im->extent.message_end), pos, h, end);
+        global_metadata g = std::move(*im->meta);
+        if (g.base.size() > count) {
+          throw metadata_error("metadata base has " + std::to_string(g.base.size()) +
+                               " entries but message contains " + std::to_string(count) + " objects");
+        }
+        g.base.resize(count, cbor::value::make_map());
+        std::vector<decoded_object> one;
+        one.push_back(decode_sliced(msg, slice_object(f, pos), options));
+        return message(metadata(std::move(g)), std::move(one));
+      }
+    }
+    // The index disagrees with the frames: trust the frames.
+  }
+  walked_message w = walk_message(bytes);
+  global_metadata g = assemble_metadata(std::move(w.meta), w.objects);
+  if (index >= w.objects.size()) {
+    throw object_error("object index " + std::to_string(index) +
+                       " out of range (num_objects=" + std::to_string(w.objects.size()) + ")");
+  }
+  const frame_view& f = w.objects[index].frame;
+  std::vector<decoded_object> one;
+  one.push_back(decode_sliced(msg, slice_object(f, f.offset), options));
+  return message(metadata(std::move(g)), std::move(one));
+}
+
+std::vector<buffer> decode_range(const buffer& msg, std::size_t object_index,
+                                 std::span<const std::pair<std::uint64_t, std::uint64_t>> ranges,
+                                 const decode_options& options) {
+  decode_options no_verify = options;
+  no_verify.verify_hash = false;  // range decode never verifies (spec 02 §8.6)
+  std::vector<buffer> out;
+  if (ranges.empty()) {
+    (void)decode_object(msg, object_index, no_verify);  // still reports a bad index
+    return out;
+  }
+  const message m = decode_object(msg, object_index, no_verify);
+  const decoded_object& o = m.object(0);
+  const data_object_descriptor& d = o.descriptor();
+  if (d.filter != "none") {
+    throw encoding_error("decode_range is not supported when a filter is applied (filter = " + d.filter +
+                         ")");
+  }
+  if (d.dtype == dtype::bitmask) throw encoding_error("partial range decode not supported for bitmask dtype");
+  const std::uint64_t n = d.element_count();
+  const std::size_t width = dtype_width(d.dtype);
+  out.reserve(ranges.size());
+  for (const auto& [offset, count] : ranges) {
+    std::uint64_t last = 0;
+    if (__builtin_add_overflow(offset, count, &last) || last > n) {
+      throw encoding_error("range (offset " + std::to_string(offset) + ", count " + std::to_string(count) +
+                           ") exceeds the object's " + std::to_string(n) + " elements");
+    }
+    out.push_back(o.data_buffer().slice(static_cast<std::size_t>(offset * width),
+                                        static_cast<std::size_t>(count * width)));
+  }
+  return out;
+}
+
+std::vector<scan_entry> scan(std::span<const std::byte> bytes) {
+  return format::scan(bytes);
+}
+
+void verify_hashes(std::span<const std::byte> msg, std::optional<std::size_t> object_index) {
+  verify_pass(msg, object_index);
+}
+
+message decode(const std::uint8_t* buf, std::size_t len, const decode_options& options) {
+  return make_owning(decode(borrow(buf, len), options));
+}
+
+metadata decode_metadata(const std::uint8_t* buf, std::size_t len) {
+  return decode_metadata(borrow(buf, len).bytes());
+}
+
+message decode_object(const std::uint8_t* buf, std::size_t len, std::size_t index,
+                      const decode_options& options) {
+  return make_owning(decode_object(borrow(buf, len), index, options));
+}
+
+std::vector<std::vector<std::uint8_t>> decode_range(
+    const std::uint8_t* buf, std::size_t len, std::size_t object_index,
+    const std::vector<std::pair<std::uint64_t, std::uint64_t>>& ranges, const decode_options& options) {
+  const std::vector<buffer> parts = decode_range(borrow(buf, len), object_index, ranges, options);
+  std::vector<std::vector<std::uint8_t>> out;
+  out.reserve(parts.size());
+  for (const buffer& p : parts) {
+    const auto* b = reinterpret_cast<const std::uint8_t*>(p.data());
+    out.emplace_back(b, b + p.size());
+  }
+  return out;
+}
+
+std::vector<std::uint8_t> decode_range_joined(
+    const std::uint8_t* buf, std::size_t len, std::size_t object_index,
+    const std::vector<std::pair<std::uint64_t, std::uint64_t>>& ranges, const decode_options& options) {
+  std::vector<std::uint8_t> out;
+  for (const auto& part : decode_range(buf, len, object_index, ranges, options)) {
+    out.insert(out.end(), part.begin(), part.end());
+  }
+  return out;
+}
+
+std::vector<scan_entry> scan(const std::uint8_t* buf, std::size_t len) {
+  return scan(borrow(buf, len).bytes());
+}
+
+std::string compute_hash(const std::uint8_t* data, std::size_t len, const std::string& algo) {
+  if (algo != "xxh3") throw invalid_arg_error("unknown hash algorithm: " + algo);
+  return hex16(format::xxh3_64(borrow(data, len).bytes()));
+}
+
+}  // namespace tensogram

@@ -1,0 +1,72 @@
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+#include <tensogram.hpp>
+
+namespace {
+std::vector<std::byte> read_file(const std::string& name) {
+  std::ifstream f(std::string(TENSOGRAM_FIXTURES) + "/tgm/" + name, std::ios::binary);
+  std::vector<char> c((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::vector<std::byte> out(c.size());
+  std::memcpy(out.data(), c.data(), c.size());
+  return out;
+}
+}  // namespace
+
+class Reencode : public ::testing::TestWithParam<std::string> {};
+TEST_P(Reencode, ByteExact) {
+  const auto file = read_file(GetParam());
+  for (const auto& e : tensogram::scan(file)) {
+    std::vector<std::byte> bytes(file.begin() + e.offset, file.begin() + e.offset + e.length);
+    tensogram::decode_options raw;
+    raw.native_byte_order = false;
+    const auto m2 = tensogram::decode(tensogram::buffer::borrowed(bytes), raw);
+    tensogram::global_metadata g = m2.global();
+    tensogram::provenance p;
+    p.encoder_name = "tensogram";
+    p.encoder_version = *g.reserved.find("encoder")->find("version")->as_text();
+    p.time = *g.reserved.find("time")->as_text();
+    p.uuid = *g.reserved.find("uuid")->as_text();
+    g.reserved = tensogram::cbor::value::make_map();
+    for (auto& b : g.base) b.erase("_reserved_");
+    std::vector<tensogram::object_input> in;
+    for (const auto& o : m2) in.push_back({o.descriptor(), o.bytes()});
+    tensogram::encode_options opts;
+    opts.fixed_provenance = p;
+    const auto again = tensogram::encode(g, in, opts);
+    EXPECT_EQ(again, bytes) << GetParam() << " @" << e.offset;
+  }
+}
+INSTANTIATE_TEST_SUITE_P(F, Reencode,
+                         ::testing::Values("simple_f32.tgm", "multi_object.tgm", "mars_metadata.tgm",
+                                           "metadata_parity.tgm", "hash_xxh3.tgm", "multi_object_xxh3.tgm",
+                                           "multi_message.tgm"));
+
+TEST(Smoke, SimpleF32RoundTrip) {
+  const auto bytes = read_file("simple_f32.tgm");
+  ASSERT_EQ(bytes.size(), 592u);
+  const auto msg = tensogram::decode(tensogram::buffer::borrowed(bytes));
+  ASSERT_EQ(msg.num_objects(), 1u);
+  const auto& o = msg.object(0);
+  ASSERT_EQ(o.data_size(), 16u);
+  EXPECT_EQ(o.data_as<float>()[2], 3.0f);
+
+  tensogram::decode_options raw;
+  raw.native_byte_order = false;
+  const auto m2 = tensogram::decode(tensogram::buffer::borrowed(bytes), raw);
+  tensogram::global_metadata g = m2.global();
+  tensogram::provenance p;
+  p.encoder_name = "tensogram";
+  p.encoder_version = *g.reserved.find("encoder")->find("version")->as_text();
+  p.time = *g.reserved.find("time")->as_text();
+  p.uuid = *g.reserved.find("uuid")->as_text();
+  g.reserved = tensogram::cbor::value::make_map();
+  for (auto& b : g.base) b.erase("_reserved_");
+  std::vector<tensogram::object_input> in;
+  in.push_back({m2.object(0).descriptor(), m2.object(0).bytes()});
+  tensogram::encode_options opts;
+  opts.fixed_provenance = p;
+  const auto again = tensogram::encode(g, in, opts);
+  EXPECT_EQ(again, bytes);
+}
