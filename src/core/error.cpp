@@ -14,13 +14,13 @@ std::string mismatch_text(std::optional<std::uint64_t> object_index, std::uint64
 
 hash_mismatch_error::hash_mismatch_error(std::optional<std::uint64_t> object_index, std::uint64_t expected,
                                          std::uint64_t actual)
-    : integrity_error(TGM_ERROR_HASH_MISMATCH, mismatch_text(object_index, expected, actual)),
+    : integrity_error(TGM_ERROR_HASH_MISMATCH, "", mismatch_text(object_index, expected, actual)),
       object_(object_index),
       expected_(expected),
       actual_(actual) {}
 
 missing_hash_error::missing_hash_error(std::uint64_t object_index)
-    : integrity_error(TGM_ERROR_MISSING_HASH,
+    : integrity_error(TGM_ERROR_MISSING_HASH, "",
                       "hash verification requested but object " + std::to_string(object_index) +
                           " has no inline hash recorded (HASH_PRESENT flag clear); re-encode "
                           "with hashing enabled or decode without verify_hash"),

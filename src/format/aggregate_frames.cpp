@@ -28,7 +28,7 @@ index_body parse_index_body(std::span<const std::byte> body) {
   try {
     v = cbor::decode(body);
   } catch (const metadata_error& e) {
-    throw metadata_error(std::string("failed to parse index CBOR: ") + e.what());
+    throw metadata_error(std::string("failed to parse index CBOR: ") + std::string(e.detail()));
   }
   const cbor::map* m = v.as_map();
   if (m == nullptr) throw metadata_error("index CBOR is not a map");
@@ -58,7 +58,7 @@ hash_body parse_hash_body(std::span<const std::byte> body) {
   try {
     v = cbor::decode(body);
   } catch (const metadata_error& e) {
-    throw metadata_error(std::string("failed to parse hash CBOR: ") + e.what());
+    throw metadata_error(std::string("failed to parse hash CBOR: ") + std::string(e.detail()));
   }
   const cbor::map* m = v.as_map();
   if (m == nullptr) throw metadata_error("hash frame CBOR is not a map");

@@ -25,7 +25,7 @@ data_frame_parts split_data_frame(const frame_view& frame) {
       parts.descriptor = cbor::decode(f.subspan(c, p - c));
     } catch (const metadata_error& e) {
       throw metadata_error("failed to parse descriptor CBOR in data object frame at offset " +
-                           std::to_string(frame.offset) + ": " + e.what());
+                           std::to_string(frame.offset) + ": " + std::string(e.detail()));
     }
     parts.region_offset = frame_header_size;
     parts.payload_region = f.subspan(frame_header_size, c - frame_header_size);
@@ -35,7 +35,7 @@ data_frame_parts split_data_frame(const frame_view& frame) {
       item = cbor::decode_prefix(f.subspan(c, p - c));
     } catch (const metadata_error& e) {
       throw metadata_error("failed to parse object descriptor CBOR in data object frame at offset " +
-                           std::to_string(frame.offset) + ": " + e.what());
+                           std::to_string(frame.offset) + ": " + std::string(e.detail()));
     }
     parts.descriptor = std::move(item.item);
     parts.region_offset = c + item.consumed;

@@ -69,6 +69,34 @@ std::size_t next_frame_pos(std::size_t pos, std::uint64_t len, std::size_t limit
   return next <= limit ? static_cast<std::size_t>(next) : static_cast<std::size_t>(pos + len);
 }
 
+// Runs `parse` on a frame body, adding the frame's type and offset to any
+// metadata error so the message says where (spec 01 §19.2 #24–#32).
+template <typename Parse>
+auto parse_in_frame(const frame_view& f, Parse parse) -> decltype(parse(f.body())) {
+  try {
+    return parse(f.body());
+  } catch (const metadata_error& e) {
+    throw metadata_error(std::string(e.detail()) + " (in " +
+                         std::string(format::frame_type_name(f.header.type)) + " frame at offset " +
+                         std::to_string(f.offset) + ")");
+  }
+}
+
+global_metadata parse_metadata_frame(const frame_view& f) {
+  return parse_in_frame(f, [](std::span<const std::byte> b) { return global_metadata::from_cbor_bytes(b); });
+}
+
+void check_aggregate_frame(const frame_view& f) {
+  parse_in_frame(f, [&](std::span<const std::byte> b) {
+    if (f.header.type == frame_type::header_index || f.header.type == frame_type::footer_index) {
+      (void)format::parse_index_body(b);
+    } else {
+      (void)format::parse_hash_body(b);
+    }
+    return 0;
+  });
+}
+
 std::string phase_name(format::phase p) {
   switch (p) {
     case format::phase::header: return "header";
@@ -109,15 +137,15 @@ walked_message walk_message(std::span<const std::byte> msg) {
     const frame_view f = format::locate_frame(m, pos, h, end);
     switch (h.type) {
       case frame_type::header_metadata:
-      case frame_type::footer_metadata: w.meta = global_metadata::from_cbor_bytes(f.body()); break;
+      case frame_type::footer_metadata: w.meta = parse_metadata_frame(f); break;
       case frame_type::header_index:
       case frame_type::footer_index:
-        (void)format::parse_index_body(f.body());  // parsed so malformed frames fail
-        break;
       case frame_type::header_hash:
-      case frame_type::footer_hash: (void)format::parse_hash_body(f.body()); break;
+      case frame_type::footer_hash:
+        check_aggregate_frame(f);  // parsed so malformed frames fail, as in the reference
+        break;
       case frame_type::preceder_metadata: {
-        global_metadata g = global_metadata::from_cbor_bytes(f.body());
+        global_metadata g = parse_metadata_frame(f);
         if (g.base.size() != 1) {
           throw metadata_error("PrecederMetadata base must have exactly 1 entry, got " +
                                std::to_string(g.base.size()) + " (frame at offset " + std::to_string(pos) +
@@ -189,7 +217,12 @@ std::uint64_t mask_field(const cbor::value& entry, const char* kind, const char*
 sliced_object slice_object(const frame_view& f, std::size_t frame_offset_in_msg) {
   format::data_frame_parts parts = format::split_data_frame(f);
   sliced_object s;
-  s.descriptor = data_object_descriptor::from_cbor(parts.descriptor);
+  try {
+    s.descriptor = data_object_descriptor::from_cbor(parts.descriptor);
+  } catch (const metadata_error& e) {
+    throw metadata_error(std::string(e.detail()) + " (in data object frame at offset " +
+                         std::to_string(frame_offset_in_msg) + ")");
+  }
   if (f.hash_present()) s.hash = f.hash_slot();
   const std::span<const std::byte> region = parts.payload_region;
   std::size_t payload_len = region.size();
@@ -391,11 +424,13 @@ std::optional<indexed_message> read_index(std::span<const std::byte> msg) {
   auto take = [&](const frame_view& f) {
     switch (f.header.type) {
       case frame_type::header_metadata:
-      case frame_type::footer_metadata: r.meta = global_metadata::from_cbor_bytes(f.body()); break;
+      case frame_type::footer_metadata: r.meta = parse_metadata_frame(f); break;
       case frame_type::header_index:
-      case frame_type::footer_index: index = format::parse_index_body(f.body()); break;
+      case frame_type::footer_index:
+        index = parse_in_frame(f, [](std::span<const std::byte> b) { return format::parse_index_body(b); });
+        break;
       case frame_type::header_hash:
-      case frame_type::footer_hash: (void)format::parse_hash_body(f.body()); break;
+      case frame_type::footer_hash: check_aggregate_frame(f); break;
       default: break;
     }
   };
@@ -482,7 +517,7 @@ metadata decode_metadata(std::span<const std::byte> msg) {
     const format::frame_header h = format::read_frame_header(msg.subspan(pos), pos);
     if (h.type == frame_type::header_metadata || h.type == frame_type::footer_metadata) {
       const frame_view f = format::locate_frame(msg, pos, h, end);
-      return metadata(global_metadata::from_cbor_bytes(f.body()));
+      return metadata(parse_metadata_frame(f));
     }
     if (h.total_length < format::frame_header_size) {
       throw framing_error("frame at offset " + std::to_string(pos) + " has total_length " +

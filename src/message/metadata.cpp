@@ -74,7 +74,7 @@ global_metadata global_metadata::from_cbor_bytes(std::span<const std::byte> byte
   try {
     v = cbor::decode(bytes);
   } catch (const metadata_error& e) {
-    throw metadata_error(std::string("failed to parse CBOR: ") + e.what());
+    throw metadata_error(std::string("failed to parse CBOR: ") + std::string(e.detail()));
   }
   return from_cbor(v);
 }

@@ -20,53 +20,59 @@ namespace tensogram {
 /// Root of all exceptions thrown by the library.
 class error : public std::runtime_error {
  public:
-  error(tgm_error code, const std::string& what_text) : std::runtime_error(what_text), code_(code) {}
+  /// `prefix` is the category's display prefix ("framing error: "), `detail`
+  /// the message proper.
+  error(tgm_error code, std::string_view prefix, std::string_view detail)
+      : std::runtime_error(std::string(prefix) + std::string(detail)),
+        code_(code),
+        prefix_size_(prefix.size()) {}
   /// The C API code of this error's category.
   [[nodiscard]] tgm_error code() const noexcept { return code_; }
+  /// The message without the category prefix, for wrapping in context.
+  [[nodiscard]] std::string_view detail() const noexcept {
+    return std::string_view(what()).substr(prefix_size_);
+  }
 
  private:
   tgm_error code_;
+  std::size_t prefix_size_;
 };
 
 /// Malformed bytes on the wire: magic, lengths, frame layout, ordering.
 class framing_error : public error {
  public:
-  explicit framing_error(std::string_view msg)
-      : error(TGM_ERROR_FRAMING, "framing error: " + std::string(msg)) {}
+  explicit framing_error(std::string_view msg) : error(TGM_ERROR_FRAMING, "framing error: ", msg) {}
 };
 
 /// CBOR bodies that do not parse or have the wrong shape; bad parameters.
 class metadata_error : public error {
  public:
-  explicit metadata_error(std::string_view msg)
-      : error(TGM_ERROR_METADATA, "metadata error: " + std::string(msg)) {}
+  explicit metadata_error(std::string_view msg) : error(TGM_ERROR_METADATA, "metadata error: ", msg) {}
 };
 
 /// Pipeline failures: unknown codecs, non-finite input, size mismatches.
 class encoding_error : public error {
  public:
-  explicit encoding_error(std::string_view msg)
-      : error(TGM_ERROR_ENCODING, "encoding error: " + std::string(msg)) {}
+  explicit encoding_error(std::string_view msg) : error(TGM_ERROR_ENCODING, "encoding error: ", msg) {}
 };
 
 /// Only used for range decode of szip without block offsets (spec 02 §16.2).
 class compression_error : public error {
  public:
   explicit compression_error(std::string_view msg)
-      : error(TGM_ERROR_COMPRESSION, "compression error: " + std::string(msg)) {}
+      : error(TGM_ERROR_COMPRESSION, "compression error: ", msg) {}
 };
 
 /// Object index out of range.
 class object_error : public error {
  public:
-  explicit object_error(std::string_view msg)
-      : error(TGM_ERROR_OBJECT, "object error: " + std::string(msg)) {}
+  explicit object_error(std::string_view msg) : error(TGM_ERROR_OBJECT, "object error: ", msg) {}
 };
 
 /// File system failures; the message starts with the path involved.
 class io_error : public error {
  public:
-  explicit io_error(std::string_view msg) : error(TGM_ERROR_IO, "io error: " + std::string(msg)) {}
+  explicit io_error(std::string_view msg) : error(TGM_ERROR_IO, "io error: ", msg) {}
 };
 
 /// Base of the two hash verification failures.
@@ -104,14 +110,13 @@ class missing_hash_error : public integrity_error {
 class invalid_arg_error : public error {
  public:
   explicit invalid_arg_error(std::string_view msg)
-      : error(TGM_ERROR_INVALID_ARG, "invalid argument: " + std::string(msg)) {}
+      : error(TGM_ERROR_INVALID_ARG, "invalid argument: ", msg) {}
 };
 
 /// Failures of remote (HTTP) access.
 class remote_error : public error {
  public:
-  explicit remote_error(std::string_view msg)
-      : error(TGM_ERROR_REMOTE, "remote error: " + std::string(msg)) {}
+  explicit remote_error(std::string_view msg) : error(TGM_ERROR_REMOTE, "remote error: ", msg) {}
 };
 
 /// Text of a code as the reference's `tgm_error_string` prints it.
