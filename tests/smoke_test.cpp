@@ -70,3 +70,27 @@ TEST(Smoke, SimpleF32RoundTrip) {
   const auto again = tensogram::encode(g, in, opts);
   EXPECT_EQ(again, bytes);
 }
+
+// The JSON-driven API (`encode(metadata_json, objects, options)`) given the
+// fixture's descriptor, metadata, payload and provenance reproduces
+// simple_f32.tgm byte for byte.
+TEST(Smoke, JsonApiReencodesSimpleF32) {
+  const auto bytes = read_file("simple_f32.tgm");
+  ASSERT_EQ(bytes.size(), 592u);
+  const std::string metadata_json = R"({
+    "descriptors": [{"type": "ntensor", "ndim": 1, "shape": [4], "strides": [1], "dtype": "float32",
+                     "byte_order": "big", "encoding": "none", "filter": "none", "compression": "none"}],
+    "base": [{"product": "efi", "parameter": "pressure"}]})";
+  // Payload exactly as stored: big-endian 1.0, 2.0, 3.0, 4.0.
+  const std::uint8_t payload[] = {0x3f, 0x80, 0, 0, 0x40, 0, 0, 0, 0x40, 0x40, 0, 0, 0x40, 0x80, 0, 0};
+  tensogram::encode_options opts;
+  tensogram::provenance p;
+  p.encoder_name = "tensogram";
+  p.encoder_version = "0.20.0";
+  p.time = "2026-04-29T18:12:46Z";
+  p.uuid = "dca6fc66-2daf-4742-ba5f-db69ccb69eac";
+  opts.fixed_provenance = p;
+  const std::vector<std::uint8_t> out = tensogram::encode(metadata_json, {{payload, sizeof payload}}, opts);
+  ASSERT_EQ(out.size(), bytes.size());
+  EXPECT_EQ(std::memcmp(out.data(), bytes.data(), bytes.size()), 0);
+}

@@ -444,6 +444,8 @@ bool is_canonical_encoding(std::span<const std::byte> bytes) {
   try {
     const decoded_item d = decode_prefix(bytes);
     if (d.consumed != bytes.size()) return false;
+    // Re-encoding keeps duplicate keys in place, so check them separately.
+    if (!has_canonical_key_order(d.item)) return false;
     const std::vector<std::byte> again = encode(d.item);
     return again.size() == bytes.size() && std::equal(again.begin(), again.end(), bytes.begin());
   } catch (const error&) {

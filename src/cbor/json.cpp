@@ -1,13 +1,23 @@
 #include "tensogram/cbor/json.hpp"
 
 #include <cmath>
+#include <string>
 
 #include "tensogram/core/error.hpp"
 #include "tensogram/core/hex.hpp"
 
 namespace tensogram::cbor {
 
-nlohmann::json to_json(const value& v, const json_options& options) {
+namespace {
+
+// A non-text map key is named by its compact JSON text, which the enclosing
+// dump escapes again, so every level of keys nested inside keys can double a
+// name's length (quotes and backslashes double when escaped): exponential in
+// the nesting depth, i.e. a few hundred bytes of hostile CBOR could ask for
+// more memory than exists. Real metadata never nests keys this deep.
+constexpr int max_key_nesting = 8;
+
+nlohmann::json convert(const value& v, const json_options& options, int key_nesting) {
   switch (v.type()) {
     case value::kind::null: return nullptr;
     case value::kind::boolean: return *v.as_bool();
@@ -26,7 +36,7 @@ nlohmann::json to_json(const value& v, const json_options& options) {
     case value::kind::bytes: return hex_bytes(*v.as_bytes());
     case value::kind::array: {
       nlohmann::json out = nlohmann::json::array();
-      for (const value& item : *v.as_array()) out.push_back(to_json(item, options));
+      for (const value& item : *v.as_array()) out.push_back(convert(item, options, key_nesting));
       return out;
     }
     case value::kind::map: {
@@ -36,17 +46,27 @@ nlohmann::json to_json(const value& v, const json_options& options) {
         if (const std::string* k = e.key.as_text()) {
           name = *k;
         } else {
-          name = to_json(e.key, options).dump();
+          if (key_nesting >= max_key_nesting) {
+            throw metadata_error("CBOR map keys nested more than " + std::to_string(max_key_nesting) +
+                                 " deep inside other keys cannot be named in JSON");
+          }
+          name = convert(e.key, options, key_nesting + 1).dump();
         }
-        out[name] = to_json(e.val, options);
+        out[name] = convert(e.val, options, key_nesting);
       }
       return out;
     }
     case value::kind::tag:
       if (!options.unwrap_tags) return nullptr;
-      return to_json(v.as_tag()->content(), options);
+      return convert(v.as_tag()->content(), options, key_nesting);
   }
   return nullptr;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const value& v, const json_options& options) {
+  return convert(v, options, 0);
 }
 
 value from_json(const nlohmann::json& j) {

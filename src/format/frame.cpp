@@ -79,8 +79,8 @@ frame_view locate_frame(std::span<const std::byte> message, std::size_t offset, 
   // the reference's buffer-end bound, as spec 01 §4.5 recommends.
   if (offset > limit || h.total_length > limit - offset) {
     throw framing_error(std::string(data ? "data object frame" : "frame") + " total_length " +
-                        std::to_string(h.total_length) + where + " exceeds buffer (frames end at " +
-                        std::to_string(limit) + ")");
+                        std::to_string(h.total_length) + " exceeds buffer (frame" + where +
+                        ", frames end at " + std::to_string(limit) + ")");
   }
   const auto len = static_cast<std::size_t>(h.total_length);
   frame_view f;

@@ -85,10 +85,12 @@ message_extent read_message_extent(std::span<const std::byte> bytes) {
                         " is smaller than the minimum message size 48");
   }
   const auto end = static_cast<std::size_t>(total);
+  const std::string where = " (postamble at offset " + std::to_string(end - postamble_size) + ")";
+  if (!has_end_magic(bytes.subspan(end - 8))) throw framing_error("invalid end magic in postamble" + where);
   const postamble post = read_postamble(bytes.subspan(end - postamble_size, postamble_size));
   if (post.total_length != 0 && post.total_length != total) {
     throw framing_error("postamble total_length (" + std::to_string(post.total_length) +
-                        ") does not match preamble total_length (" + std::to_string(total) + ")");
+                        ") does not match preamble total_length (" + std::to_string(total) + ")" + where);
   }
   ext.message_end = end;
   ext.frames_end = end - postamble_size;

@@ -114,7 +114,9 @@ walked_message walk_message(std::span<const std::byte> msg) {
   std::size_t pos = format::preamble_size;
   format::phase phase = format::phase::header;
   std::optional<cbor::value> pending;
-  std::optional<std::size_t> pending_at;
+  // Offset of the pending preceder; meaningful only while `pending` is set.
+  // A plain integer: GCC 12 -O3 warns maybe-uninitialized on an optional.
+  std::size_t pending_at = 0;
   while (pos < end) {
     if (pos + format::frame_header_size > end) break;
     if (!format::has_frame_marker(m.subspan(pos))) {
@@ -129,9 +131,9 @@ walked_message walk_message(std::span<const std::byte> msg) {
                           " phase — frames must appear in order: headers, data objects, footers");
     }
     if (pending && h.type != frame_type::ntensor) {
-      throw framing_error("PrecederMetadata at offset " + std::to_string(*pending_at) +
-                          " must be followed by a data-object frame, got " +
-                          std::string(format::frame_type_name(h.type)));
+      throw framing_error("PrecederMetadata must be followed by a data-object frame, got " +
+                          std::string(format::frame_type_name(h.type)) + " (preceder at offset " +
+                          std::to_string(pending_at) + ", next frame at offset " + std::to_string(pos) + ")");
     }
     phase = ph;
     const frame_view f = format::locate_frame(m, pos, h, end);
@@ -159,14 +161,13 @@ walked_message walk_message(std::span<const std::byte> msg) {
       case frame_type::ntensor:
         w.objects.push_back(data_frame_entry{f, std::move(pending)});
         pending.reset();
-        pending_at.reset();
         break;
     }
     pos = next_frame_pos(pos, h.total_length, end);
   }
   if (pending) {
-    throw framing_error("dangling PrecederMetadata at offset " + std::to_string(*pending_at) +
-                        ": no data-object frame followed");
+    throw framing_error("dangling PrecederMetadata: no data-object frame followed (preceder at offset " +
+                        std::to_string(pending_at) + ")");
   }
   return w;
 }
@@ -184,9 +185,10 @@ global_metadata assemble_metadata(std::optional<global_metadata> meta,
   g.base.resize(objects.size(), cbor::value::make_map());
   for (std::size_t i = 0; i < objects.size(); ++i) {
     if (!objects[i].preceder) continue;
-    for (const cbor::map_entry& e : *objects[i].preceder->as_map()) {
-      g.base[i].set(*e.key.as_text(), e.val);
-    }
+    // A builder, not value::set: linear in the number of (untrusted) keys.
+    cbor::text_map_builder merged(std::move(*g.base[i].as_map()));
+    for (const cbor::map_entry& e : *objects[i].preceder->as_map()) merged.set(*e.key.as_text(), e.val);
+    g.base[i] = merged.take();
   }
   return g;
 }
@@ -219,6 +221,10 @@ sliced_object slice_object(const frame_view& f, std::size_t frame_offset_in_msg)
   sliced_object s;
   try {
     s.descriptor = data_object_descriptor::from_cbor(parts.descriptor);
+    // Shape product and decoded size must fit u64 (spec 01 §19.2 #35).
+    if (!raw_byte_size(s.descriptor.dtype, s.descriptor.element_count())) {
+      throw metadata_error("element count overflows usize");
+    }
   } catch (const metadata_error& e) {
     throw metadata_error(std::string(e.detail()) + " (in data object frame at offset " +
                          std::to_string(frame_offset_in_msg) + ")");
@@ -397,7 +403,10 @@ void verify_pass(std::span<const std::byte> msg, std::optional<std::size_t> targ
       }
       ++k;
     }
-    pos = static_cast<std::size_t>(align8(frame_end));
+    // A frame shorter than its own header would not move `pos` (length 0 at
+    // an aligned offset loops forever): step over the header at least and
+    // leave the error to the frame walk, as without verification.
+    pos = static_cast<std::size_t>(align8(std::max(frame_end, pos + format::frame_header_size)));
   }
 }
 
@@ -408,6 +417,8 @@ struct indexed_message {
   format::message_extent extent;
   std::optional<global_metadata> meta;
   format::index_body index;
+  std::size_t body_start = 0;  // first frame after the header phase
+  std::size_t body_end = 0;    // first footer frame, else the postamble
 };
 
 // Reads the header-phase frames and the footer-phase frames (from the
@@ -434,30 +445,53 @@ std::optional<indexed_message> read_index(std::span<const std::byte> msg) {
       default: break;
     }
   };
-  // Walks frames of one phase from `pos`; false on anything unexpected.
-  auto walk_phase = [&](std::size_t pos, format::phase want) {
+  // Walks frames of one phase from `pos`; returns where the phase ended, or
+  // nothing on anything unexpected.
+  auto walk_phase = [&](std::size_t pos, format::phase want) -> std::optional<std::size_t> {
     while (pos + format::frame_header_size <= end) {
       if (!format::has_frame_marker(m.subspan(pos))) {
         ++pos;
         continue;
       }
       const format::frame_header h = format::read_frame_header(m.subspan(pos), pos);
-      if (format::phase_of(h.type) != want) return want == format::phase::header;
+      if (format::phase_of(h.type) != want) {
+        if (want != format::phase::header) return std::nullopt;
+        return pos;
+      }
       take(format::locate_frame(m, pos, h, end));
       pos = next_frame_pos(pos, h.total_length, end);
     }
-    return true;
+    return pos;
   };
-  if (!walk_phase(format::preamble_size, format::phase::header)) return std::nullopt;
+  const std::optional<std::size_t> body = walk_phase(format::preamble_size, format::phase::header);
+  if (!body) return std::nullopt;
+  r.body_start = *body;
+  r.body_end = end;
   if (r.extent.message_end >= format::min_message_size) {
     const std::uint64_t ffo = load_be64(m.data() + end);
     if (ffo >= format::preamble_size && ffo < end) {
       if (!walk_phase(static_cast<std::size_t>(ffo), format::phase::footer)) return std::nullopt;
+      r.body_end = static_cast<std::size_t>(ffo);
     }
   }
   if (!index || !r.meta) return std::nullopt;
   r.index = std::move(*index);
   return r;
+}
+
+// True when the indexed data-object frames, each padded to 8, fill the body
+// exactly: no other frame (a preceder whose PRECEDER_METADATA flag was not
+// set, an unindexed object) hides between them, so the header/footer
+// metadata is the whole story and the index path agrees with a full walk.
+bool index_tiles_body(const indexed_message& im) {
+  const std::vector<std::uint64_t>& offsets = im.index.offsets;
+  const std::vector<std::uint64_t>& lengths = im.index.lengths;
+  std::uint64_t expect = im.body_start;
+  for (std::size_t k = 0; k < offsets.size(); ++k) {
+    if (offsets[k] != expect || expect > im.body_end || lengths[k] > im.body_end - expect) return false;
+    expect = align8(expect + lengths[k]);
+  }
+  return expect == im.body_end;
 }
 
 buffer owning_copy(const buffer& b) {
@@ -543,7 +577,7 @@ std::pair<metadata, std::vector<data_object_descriptor>> decode_descriptors(std:
 message decode_object(const buffer& msg, std::size_t index, const decode_options& options) {
   if (options.verify_hash) verify_pass(msg.bytes(), index);
   const std::span<const std::byte> bytes = msg.bytes();
-  if (std::optional<indexed_message> im = read_index(bytes)) {
+  if (std::optional<indexed_message> im = read_index(bytes); im && index_tiles_body(*im)) {
     const std::size_t count = im->index.offsets.size();
     if (index >= count) {
       throw object_error("object index " + std::to_string(index) +
@@ -551,7 +585,9 @@ message decode_object(const buffer& msg, std::size_t index, const decode_options
     }
     const std::uint64_t off = im->index.offsets[index];
     const std::size_t end = im->extent.frames_end;
-    if (off >= format::preamble_size && off + format::frame_header_size <= end &&
+    // `off` comes from the wire: compare without adding to it (a value near
+    // 2^64 would wrap past the bound).
+    if (off >= format::preamble_size && off < end && end - off >= format::frame_header_size &&
         format::has_frame_marker(bytes.subspan(static_cast<std::size_t>(off)))) {
       const auto pos = static_cast<std::size_t>(off);
       const format::frame_header h = format::read_frame_header(bytes.subspan(pos), pos);

@@ -98,8 +98,9 @@ void zero(std::vector<std::byte>& out, std::size_t from, std::size_t to) {
 }
 
 // Writes one data-object frame at `at` (CBOR-after layout, spec 01 §13.1)
-// and returns its slot digest. The payload is copied, scanned for
-// non-finite values and hashed block by block, in one pass.
+// and returns its slot digest. The payload is copied (screened for
+// non-finite values in the same loop) and hashed block by block while the
+// block is still in cache: one read of the source from memory.
 std::uint64_t write_data_frame(std::vector<std::byte>& out, std::size_t at, const prepared_object& obj,
                                bool hashing) {
   const std::size_t p = obj.payload.size();
@@ -121,9 +122,11 @@ std::uint64_t write_data_frame(std::vector<std::byte>& out, std::size_t at, cons
   constexpr std::size_t block = 32 * 1024;
   for (std::size_t off = 0; off < p; off += block) {
     const std::size_t n = std::min(block, p - off);
-    std::memcpy(payload_dst + off, obj.payload.data() + off, n);
     const std::span<const std::byte> chunk(payload_dst + off, n);
-    if (scan) {
+    if (!scan) {
+      std::memcpy(payload_dst + off, obj.payload.data() + off, n);
+    } else if (copy_and_screen_non_finite(t, order, obj.payload.subspan(off, n), payload_dst + off)) {
+      // Rare: the screen saw an all-ones exponent; locate the exact element.
       if (auto hit = find_non_finite(t, order, chunk, obj.scan_nan, obj.scan_inf, off / width)) {
         throw encoding_error(strict_non_finite_message(t, *hit));
       }

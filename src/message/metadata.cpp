@@ -23,7 +23,9 @@ cbor::value text_keyed_map(const cbor::value& v, std::string_view section) {
   if (m == nullptr) {
     throw metadata_error("failed to deserialize " + std::string(section) + ": expected a map");
   }
-  cbor::value out = cbor::value::make_map();
+  // A builder, not `value::set`: linear in the number of keys (untrusted).
+  cbor::text_map_builder out;
+  out.reserve(m->size());
   for (const cbor::map_entry& e : *m) {
     const std::string* k = e.key.as_text();
     if (k == nullptr) {
@@ -31,7 +33,7 @@ cbor::value text_keyed_map(const cbor::value& v, std::string_view section) {
     }
     out.set(*k, e.val);
   }
-  return out;
+  return out.take();
 }
 
 }  // namespace
@@ -40,7 +42,7 @@ global_metadata global_metadata::from_cbor(const cbor::value& v) {
   const cbor::map* top = v.as_map();
   if (top == nullptr) throw metadata_error("global metadata CBOR is not a map");
   global_metadata g;
-  cbor::value free_form = cbor::value::make_map();
+  cbor::text_map_builder free_form;
   for (const cbor::map_entry& e : *top) {
     const std::string* key = e.key.as_text();
     if (key == nullptr) throw metadata_error("global metadata CBOR has non-text top-level key");
@@ -58,14 +60,17 @@ global_metadata global_metadata::from_cbor(const cbor::value& v) {
       free_form.set(*key, e.val);
     }
   }
-  for (const cbor::map_entry& e : *free_form.as_map()) {
+  cbor::value top_level = free_form.take();
+  cbor::text_map_builder extra(std::move(*g.extra.as_map()));
+  for (const cbor::map_entry& e : *top_level.as_map()) {
     const std::string& k = *e.key.as_text();
-    if (g.extra.contains(k)) {
+    if (extra.contains(k)) {
       throw metadata_error("ambiguous metadata: key '" + k +
                            "' appears both at the top level and inside _extra_");
     }
   }
-  for (cbor::map_entry& e : *free_form.as_map()) g.extra.set(*e.key.as_text(), std::move(e.val));
+  for (cbor::map_entry& e : *top_level.as_map()) extra.set(*e.key.as_text(), std::move(e.val));
+  g.extra = extra.take();
   return g;
 }
 

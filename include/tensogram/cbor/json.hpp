@@ -22,6 +22,8 @@ struct json_options {
 /// decimal strings; NaN/±Inf become null; byte strings lowercase hex; map
 /// members with non-text keys are named by the key's compact JSON text.
 /// JSON objects are ordered by member name (bytewise), like the reference.
+/// Throws `metadata_error` when non-text keys nest more than 8 deep inside
+/// other keys (each level can double the names' length).
 [[nodiscard]] nlohmann::json to_json(const value& v, const json_options& options = {});
 
 /// JSON → CBOR (§2.2): numbers that fit i64 become integers, all other

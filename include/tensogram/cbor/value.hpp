@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <unordered_map>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -72,33 +73,32 @@ class value {
  public:
   enum class kind { null, boolean, integer, floating, text, bytes, array, map, tag };
 
-  value() noexcept : v_(std::monostate{}) {}
-  value(std::nullptr_t) noexcept : v_(std::monostate{}) {}
-  value(bool b) noexcept : v_(b) {}
+  // The non-template constructors and the factories are defined below
+  // `map_entry`: the variant's constexpr constructors are instantiated
+  // eagerly by clang, which then needs `map_entry` complete.
+  value() noexcept;
+  value(std::nullptr_t) noexcept;
+  value(bool b) noexcept;
   template <typename I,
             std::enable_if_t<std::is_integral_v<I> && !std::is_same_v<I, bool> && !std::is_same_v<I, char>,
                              int> = 0>
-  value(I i) noexcept {
-    if constexpr (std::is_signed_v<I>) {
-      v_ = integer::from_int64(static_cast<std::int64_t>(i));
-    } else {
-      v_ = integer::from_uint64(static_cast<std::uint64_t>(i));
-    }
-  }
-  value(integer i) noexcept : v_(i) {}
-  value(double d) noexcept : v_(d) {}
-  value(float f) noexcept : v_(static_cast<double>(f)) {}
-  value(std::string s) noexcept : v_(std::move(s)) {}
-  value(std::string_view s) : v_(std::string(s)) {}
-  value(const char* s) : v_(std::string(s)) {}
-  value(byte_string b) noexcept : v_(std::move(b)) {}
-  value(array a) noexcept : v_(std::move(a)) {}
-  value(map m) noexcept : v_(std::move(m)) {}
-  value(tagged t) noexcept : v_(std::move(t)) {}
+  value(I i) noexcept
+      : value(std::is_signed_v<I> ? integer::from_int64(static_cast<std::int64_t>(i))
+                                  : integer::from_uint64(static_cast<std::uint64_t>(i))) {}
+  value(integer i) noexcept;
+  value(double d) noexcept;
+  value(float f) noexcept;
+  value(std::string s) noexcept;
+  value(std::string_view s);
+  value(const char* s);
+  value(byte_string b) noexcept;
+  value(array a) noexcept;
+  value(map m) noexcept;
+  value(tagged t) noexcept;
 
   /// An empty map / array, for building values fluently.
-  [[nodiscard]] static value make_map() { return value(map{}); }
-  [[nodiscard]] static value make_array() { return value(array{}); }
+  [[nodiscard]] static value make_map();
+  [[nodiscard]] static value make_array();
   /// A map from `{key, value}` pairs with text keys, in the given order.
   [[nodiscard]] static value make_map(std::initializer_list<std::pair<std::string_view, value>> items);
 
@@ -158,5 +158,47 @@ struct map_entry {
     return a.key == b.key && a.val == b.val;
   }
 };
+
+/// Builds a map with text keys the way repeated `value::set` calls would
+/// (an existing key's value is replaced in place, a new key is appended),
+/// in linear rather than quadratic total time. `set` searches the map on
+/// every call; decoders build maps from untrusted input, which can hold
+/// hundreds of thousands of keys.
+class text_map_builder {
+ public:
+  text_map_builder() = default;
+  /// Starts from the entries of `m`; a text key then refers to its last
+  /// entry, as `value::find` does.
+  explicit text_map_builder(map m);
+  void reserve(std::size_t n);
+  void set(const std::string& key, value v);
+  [[nodiscard]] bool contains(const std::string& key) const { return index_.contains(key); }
+  /// The built map; the builder is left empty.
+  [[nodiscard]] value take();
+
+ private:
+  map entries_;
+  std::unordered_map<std::string, std::size_t> index_;  // key → position in entries_
+};
+
+inline value::value() noexcept : v_(std::monostate{}) {}
+inline value::value(std::nullptr_t) noexcept : v_(std::monostate{}) {}
+inline value::value(bool b) noexcept : v_(b) {}
+inline value::value(integer i) noexcept : v_(i) {}
+inline value::value(double d) noexcept : v_(d) {}
+inline value::value(float f) noexcept : v_(static_cast<double>(f)) {}
+inline value::value(std::string s) noexcept : v_(std::move(s)) {}
+inline value::value(std::string_view s) : v_(std::string(s)) {}
+inline value::value(const char* s) : v_(std::string(s)) {}
+inline value::value(byte_string b) noexcept : v_(std::move(b)) {}
+inline value::value(array a) noexcept : v_(std::move(a)) {}
+inline value::value(map m) noexcept : v_(std::move(m)) {}
+inline value::value(tagged t) noexcept : v_(std::move(t)) {}
+inline value value::make_map() {
+  return value(map{});
+}
+inline value value::make_array() {
+  return value(array{});
+}
 
 }  // namespace tensogram::cbor

@@ -31,6 +31,15 @@ struct non_finite_hit {
                                                             bool inf,
                                                             std::uint64_t first_element = 0) noexcept;
 
+/// Copies `src` to `dst` (`src.size()` bytes) and reports whether any
+/// copied IEEE component, read in `order`, has an all-ones exponent (NaN or
+/// ±Inf). One pass instead of a copy followed by a scan: the encoder's
+/// strict check then costs next to nothing; only a flagged block needs
+/// `find_non_finite` for the exact element. Non-float dtypes: a plain copy
+/// and `false`.
+[[nodiscard]] bool copy_and_screen_non_finite(dtype t, byte_order order, std::span<const std::byte> src,
+                                              std::byte* dst) noexcept;
+
 /// The reference's strict-check error text for a hit.
 [[nodiscard]] std::string strict_non_finite_message(dtype t, const non_finite_hit& hit);
 

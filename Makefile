@@ -1,0 +1,147 @@
+# tensogram-cpp: convenience targets over CMake.
+#
+#   make demo    install deps, build Release, run the demo + the CLI on its output
+#   make test    install deps, build build-test/ and run the whole CTest suite
+#
+# See `make help` and docs/building.md for the rest.
+
+# bash with pipefail so `prog | tee log` fails when prog fails.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+# Debian 12 packages the build, the tests and the dev tools need. One list on
+# purpose: new dependencies (codecs, Python, ...) are added here and nowhere
+# else (libzstd-dev/liblz4-dev: the codecs under src/codecs/).
+# `--no-install-recommends` skips what clang only recommends, so its
+# libFuzzer/sanitizer runtimes (libclang-rt-14-dev) are listed explicitly.
+DEPS := build-essential cmake pkg-config \
+        libxxhash-dev nlohmann-json3-dev libcli11-dev \
+        libzstd-dev liblz4-dev \
+        libgtest-dev libgmock-dev libbenchmark-dev \
+        clang libclang-rt-14-dev clang-format
+
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE ?= cmake
+CTEST ?= ctest
+PREFIX ?= /usr/local
+FUZZ_SECONDS ?= 60
+# Extra -D options for every configure step, e.g. CMAKE_ARGS=-DTENSOGRAM_WERROR=OFF.
+CMAKE_ARGS ?=
+
+BUILD_DIR := build
+TEST_DIR := build-test
+ASAN_DIR := build-asan
+FUZZ_DIR := build-fuzz
+BENCH_DIR := build-bench
+OUT_DIR := out
+
+CLI := $(BUILD_DIR)/tools/tensogram/tensogram
+DEMO := $(BUILD_DIR)/examples/tensogram_demo
+
+SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
+FORMAT_DIRS := include src tools tests bench fuzz examples
+
+.PHONY: help deps build demo test test-sanitize fuzz bench format format-check install clean
+
+help:
+	@echo "make demo           install deps, build Release into $(BUILD_DIR)/, run the demo into $(OUT_DIR)/"
+	@echo "make test           install deps, build $(TEST_DIR)/ (RelWithDebInfo at -O3), run ctest"
+	@echo "make test-sanitize  the same under ASan+UBSan in $(ASAN_DIR)/ (Debug)"
+	@echo "make deps           install the Debian packages: $(DEPS)"
+	@echo "make build          Release build into $(BUILD_DIR)/"
+	@echo "make fuzz           libFuzzer targets (clang) for FUZZ_SECONDS=$(FUZZ_SECONDS) s each"
+	@echo "make bench          Release benchmarks in $(BENCH_DIR)/"
+	@echo "make format         clang-format -i the C++ sources; format-check only checks"
+	@echo "make install        install $(BUILD_DIR)/ into PREFIX=$(PREFIX) (DESTDIR honoured)"
+	@echo "make clean          remove every build directory and $(OUT_DIR)/"
+
+# Asks dpkg about each package and calls apt only when something is missing,
+# so the common case is fast, offline and needs no root.
+deps:
+	@missing=""; \
+	for p in $(DEPS); do \
+	  dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "==> installing:$$missing"; \
+	  $(SUDO) apt-get update; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing; \
+	else \
+	  echo "==> all Debian packages present"; \
+	fi
+
+# Library, CLI and examples only: the test suite has its own build-test/, and
+# skipping it here keeps `make demo` quick for a first-time user.
+build: deps
+	$(CMAKE) -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release -DTENSOGRAM_BUILD_TESTS=OFF $(CMAKE_ARGS)
+	$(CMAKE) --build $(BUILD_DIR) -j $(JOBS)
+
+demo: build
+	@test -x $(CLI) || { echo "error: $(CLI) was not built (TENSOGRAM_BUILD_TOOLS=OFF?)" >&2; exit 1; }
+	@mkdir -p $(OUT_DIR)
+	@echo "==> $(DEMO) $(OUT_DIR)/demo.tgm"
+	@$(DEMO) $(OUT_DIR)/demo.tgm | tee $(OUT_DIR)/demo.log
+	@echo
+	@echo "==> tensogram info $(OUT_DIR)/demo.tgm"
+	@$(CLI) info $(OUT_DIR)/demo.tgm
+	@echo "==> tensogram ls -p mars.param,mars.date,mars.step $(OUT_DIR)/demo.tgm"
+	@$(CLI) ls -p mars.param,mars.date,mars.step $(OUT_DIR)/demo.tgm
+	@echo
+	@echo "==> tensogram dump $(OUT_DIR)/demo.tgm"
+	@$(CLI) dump $(OUT_DIR)/demo.tgm
+	@grep 'max abs error' $(OUT_DIR)/demo.log
+
+# RelWithDebInfo, but at Release's -O3: GCC 12 emits some warnings
+# (-Wrestrict, -Wmaybe-uninitialized, ...) only at -O3, and with -Werror they
+# would break `make build`/`make demo` without CI noticing. -g keeps failures
+# debuggable; assertions are covered by the Debug sanitizer build.
+TEST_OPT_FLAGS := -O3 -g -DNDEBUG
+test: deps
+	$(CMAKE) -S . -B $(TEST_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$(TEST_OPT_FLAGS)" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=$(TEST_OPT_FLAGS)" \
+	  $(CMAKE_ARGS)
+	$(CMAKE) --build $(TEST_DIR) -j $(JOBS)
+	cd $(TEST_DIR) && $(CTEST) --output-on-failure -j $(JOBS)
+
+# The downstream tests build their consumers with the same sanitizer flags,
+# so the whole suite runs here.
+test-sanitize: deps
+	$(CMAKE) -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=Debug -DTENSOGRAM_SANITIZE=ON $(CMAKE_ARGS)
+	$(CMAKE) --build $(ASAN_DIR) -j $(JOBS)
+	cd $(ASAN_DIR) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  $(CTEST) --output-on-failure -j $(JOBS)
+
+fuzz: deps
+	CC=clang CXX=clang++ $(CMAKE) -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DTENSOGRAM_BUILD_FUZZ=ON -DTENSOGRAM_BUILD_TESTS=OFF -DTENSOGRAM_BUILD_TOOLS=OFF \
+	  -DTENSOGRAM_BUILD_EXAMPLES=OFF $(CMAKE_ARGS)
+	$(CMAKE) --build $(FUZZ_DIR) -j $(JOBS)
+	fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SECONDS)
+
+bench: deps
+	$(CMAKE) -S . -B $(BENCH_DIR) -DCMAKE_BUILD_TYPE=Release -DTENSOGRAM_BUILD_BENCH=ON \
+	  -DTENSOGRAM_BUILD_TESTS=OFF -DTENSOGRAM_BUILD_EXAMPLES=OFF $(CMAKE_ARGS)
+	$(CMAKE) --build $(BENCH_DIR) -j $(JOBS)
+	$(BENCH_DIR)/bench/tensogram_bench
+
+# Only C++ files of the listed folders: build trees and fixtures stay untouched.
+format_files = $(shell find $(wildcard $(FORMAT_DIRS)) -type f \
+                 \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.cc' \) | sort)
+
+format:
+	clang-format -i $(format_files)
+
+format-check:
+	clang-format --dry-run --Werror $(format_files)
+
+# Not depending on `deps`/`build`: `sudo make install` after `make build`
+# should only copy files (the build step below is then a no-op). DESTDIR,
+# when set, is passed on for staged/package installs.
+install:
+	@test -f $(BUILD_DIR)/CMakeCache.txt || { echo "error: run 'make build' first" >&2; exit 1; }
+	$(CMAKE) --build $(BUILD_DIR) -j $(JOBS)
+	DESTDIR="$(DESTDIR)" $(CMAKE) --install $(BUILD_DIR) --prefix $(PREFIX)
+
+clean:
+	rm -rf $(BUILD_DIR) $(TEST_DIR) $(ASAN_DIR) $(FUZZ_DIR) $(BENCH_DIR) $(OUT_DIR)

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Runs every libFuzzer target of a fuzz build for a fixed time.
+#
+#   fuzz/run.sh BUILD_DIR SECONDS
+#
+# BUILD_DIR is a build directory configured with CC=clang CXX=clang++
+# -DTENSOGRAM_BUILD_FUZZ=ON; the targets are (re)built first. The seed corpus
+# is made from the shared fixtures (read in place, never copied into the
+# repository) plus truncated variants of them, in a temporary directory that
+# is removed afterwards. Crash, leak, timeout and OOM reproducers are kept in
+# BUILD_DIR/fuzz/artifacts. Exits non-zero when any target finds a problem.
+set -euo pipefail
+
+if [[ $# -ne 2 ]]; then
+  echo "usage: $0 BUILD_DIR SECONDS" >&2
+  exit 2
+fi
+build_dir=$1
+seconds=$2
+if ! [[ $seconds =~ ^[0-9]+$ ]] || [[ $seconds -eq 0 ]]; then
+  echo "SECONDS must be a positive integer, got '$seconds'" >&2
+  exit 2
+fi
+
+here=$(cd "$(dirname "$0")" && pwd)
+fixtures="$(dirname "$0")/../../shared/fixtures/tgm"
+if [[ ! -d $fixtures ]]; then
+  echo "fixture directory not found: $fixtures" >&2
+  exit 2
+fi
+fixtures=$(cd "$fixtures" && pwd)
+
+targets=(fuzz_decode_message fuzz_decode_metadata fuzz_scan)
+cmake --build "$build_dir" --target "${targets[@]}" -j "$(nproc)"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/tensogram-fuzz.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+# Seeds: every fixture, and prefixes of it. Truncation is the most common
+# real-world corruption and lands the fuzzer inside the length checks at
+# once. Files above -max_len would be cut by libFuzzer anyway; their leading
+# 64 KiB (several whole messages) is what it would use.
+max_len=65536
+seeds="$work/seeds"
+mkdir -p "$seeds"
+for f in "$fixtures"/*.tgm; do
+  base=$(basename "$f" .tgm)
+  size=$(stat -c %s "$f")
+  head -c "$max_len" "$f" >"$seeds/$base"
+  for cut in 1 8 24 $((size / 2)) $((size - 1)) $((size - 24)); do
+    if [[ $cut -gt 0 && $cut -lt $size && $cut -le $max_len ]]; then
+      head -c "$cut" "$f" >"$seeds/$base.trunc$cut"
+    fi
+  done
+done
+echo "seed corpus: $(find "$seeds" -type f | wc -l) files from $fixtures"
+
+artifacts="$build_dir/fuzz/artifacts"
+mkdir -p "$artifacts"
+
+status=0
+summary=()
+for t in "${targets[@]}"; do
+  exe="$build_dir/fuzz/$t"
+  corpus="$work/corpus-$t"  # new coverage goes here, not into the seeds
+  mkdir -p "$corpus"
+  log="$work/$t.log"
+  echo "== $t: ${seconds}s"
+  set +e
+  # -timeout: a parser that spends this long on 64 KiB is hung (libFuzzer's
+  # default of 20 minutes would stall the run). -rss_limit_mb bounds
+  # allocations driven by lengths in the input.
+  "$exe" "$corpus" "$seeds" \
+    -dict="$here/tensogram.dict" \
+    -max_len="$max_len" \
+    -rss_limit_mb=2048 \
+    -timeout=10 \
+    -max_total_time="$seconds" \
+    -print_final_stats=1 \
+    -artifact_prefix="$artifacts/$t-" >"$log" 2>&1
+  rc=$?
+  set -e
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1 || true)
+  if [[ $rc -ne 0 ]]; then
+    status=1
+    echo "!! $t failed (exit $rc); last lines of its log:"
+    tail -n 40 "$log"
+    cp "$log" "$artifacts/$t.log"
+    echo "reproducers (run: $exe FILE):"
+    ls -1 "$artifacts/$t"-* 2>/dev/null || echo "  (none written)"
+    summary+=("$t: FAILED (exit $rc) after ${runs:-?} runs, ${cov:-cov ?}; log and reproducer in $artifacts")
+  else
+    summary+=("$t: ok, ${runs:-?} runs in ${seconds}s, ${cov:-cov ?}")
+  fi
+done
+
+echo "== summary"
+printf '%s\n' "${summary[@]}"
+exit $status

@@ -1,0 +1,43 @@
+# cmake -DBUILD_DIR=... -DSTAGE=... -DCONFIG=... -DTARGETS="a;b" -P install_stage.cmake
+#
+# Brings the installable targets up to date (a no-op after a full build, but
+# it keeps this test correct when ctest is run on a partially built tree),
+# then installs into a fresh stage so files left by an earlier run cannot
+# hide a missing install rule.
+foreach(var BUILD_DIR STAGE TARGETS)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "install_stage.cmake: ${var} is not set")
+  endif()
+endforeach()
+
+set(config_args "")
+if(CONFIG)
+  set(config_args --config ${CONFIG})
+endif()
+
+execute_process(COMMAND ${CMAKE_COMMAND} --build ${BUILD_DIR} ${config_args} --target ${TARGETS}
+                RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "building ${TARGETS} failed (${rc})")
+endif()
+
+file(REMOVE_RECURSE ${STAGE})
+execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} ${config_args} --prefix ${STAGE}
+                RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "cmake --install into ${STAGE} failed (${rc})")
+endif()
+
+# The pieces a consumer relies on; a missing one is an install-rule bug.
+file(GLOB_RECURSE config_file ${STAGE}/*/tensogramConfig.cmake)
+file(GLOB_RECURSE pc_file ${STAGE}/*/tensogram.pc)
+foreach(required ${STAGE}/include/tensogram.hpp ${STAGE}/include/tensogram/core/tgm_error.h
+                 ${config_file} ${pc_file})
+  if(NOT EXISTS ${required})
+    message(FATAL_ERROR "missing after install: ${required}")
+  endif()
+endforeach()
+if(NOT config_file OR NOT pc_file)
+  message(FATAL_ERROR "tensogramConfig.cmake or tensogram.pc not installed under ${STAGE}")
+endif()
+message(STATUS "installed into ${STAGE}")

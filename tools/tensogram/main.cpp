@@ -1,0 +1,141 @@
+// `tensogram`: the command-line tool of tensogram-cpp (spec 04 Part A).
+//
+// Exit codes (spec 04 §A.1): 0 success; 1 runtime failure, reported as
+// `error: <message>` (plus one `  caused by: <message>` line per nested
+// cause) on stderr; 2 usage error (unknown flag or subcommand, missing or
+// malformed argument), reported on stderr with a pointer to --help.
+#include <exception>
+#include <iostream>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <tensogram.hpp>
+
+#include "commands.hpp"
+#include "global_options.hpp"
+
+namespace {
+
+using tensogram::cli::global_options;
+
+constexpr int exit_runtime_error = 1;
+constexpr int exit_usage_error = 2;
+
+void print_error_chain(const std::exception& e, bool top) {
+  std::cerr << (top ? "error: " : "  caused by: ") << e.what() << '\n';
+  try {
+    std::rethrow_if_nested(e);
+  } catch (const std::exception& inner) {
+    print_error_chain(inner, false);
+  } catch (...) {
+    std::cerr << "  caused by: unknown error\n";
+  }
+}
+
+int usage_failure(const std::string& message) {
+  std::cerr << "error: " << message << "\nRun with --help for more information.\n";
+  return exit_usage_error;
+}
+
+// Global options are registered on the program; `fallthrough` lets a
+// subcommand hand options it does not know to its parent, which is what
+// makes them work after the subcommand name too (§A.1).
+CLI::App* add_command(CLI::App& app, const std::string& name, const std::string& description) {
+  CLI::App* sub = app.add_subcommand(name, description);
+  sub->fallthrough();
+  sub->footer("Global options (--threads, --allow-nan, ...) are accepted as well; see `tensogram --help`.");
+  return sub;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::ios::sync_with_stdio(false);
+  const std::string version(tensogram::library_version());
+
+  CLI::App app("tensogram-cpp " + version +
+                   ": command-line tool for Tensogram messages (wire format v3).\n"
+                   "This is the C++ implementation (tensogram-cpp), compatible with the reference "
+                   "tensogram CLI for info, ls and dump; convert-npy and to-npy are additions.",
+               "tensogram");
+  app.set_version_flag("-V,--version", "tensogram " + version, "Print version and exit");
+  app.require_subcommand(0, 1);
+
+  global_options globals;
+  tensogram::cli::add_global_options(app, globals);
+
+  tensogram::cli::info_args info;
+  CLI::App* info_cmd = add_command(app, "info", "Show file-level summary: message count, size, version");
+  info_cmd->add_option("files", info.files, "Tensogram files")->type_name("FILES");
+
+  tensogram::cli::ls_args ls;
+  CLI::App* ls_cmd = add_command(app, "ls", "List metadata from messages in tabular format");
+  ls_cmd->add_option("-w", ls.where, "Where-clause filter (e.g. mars.param=2t/10u, mars.class!=od)")
+      ->type_name("WHERE");
+  ls_cmd->add_option("-p", ls.keys, "Comma-separated keys to display (default: version)")->type_name("KEYS");
+  ls_cmd->add_flag("-j", ls.json, "JSON output (one pretty-printed object per message)");
+  ls_cmd->add_option("files", ls.files, "Tensogram files")->type_name("FILES");
+
+  tensogram::cli::dump_args dump;
+  CLI::App* dump_cmd = add_command(app, "dump", "Full dump of message contents");
+  dump_cmd->add_option("-w", dump.where, "Where-clause filter")->type_name("WHERE");
+  dump_cmd->add_option("-p", dump.keys, "Comma-separated keys (only with -j)")->type_name("KEYS");
+  dump_cmd->add_flag("-j", dump.json, "JSON output");
+  dump_cmd->add_option("files", dump.files, "Tensogram files")->type_name("FILES");
+
+  tensogram::cli::convert_npy_args conv;
+  CLI::App* conv_cmd = add_command(
+      app, "convert-npy", "Convert NumPy .npy arrays into one Tensogram message (one object per array)");
+  conv_cmd->add_option("inputs", conv.inputs, "Input .npy files")->required()->type_name("IN.npy");
+  conv_cmd->add_option("-o,--output", conv.output, "Output .tgm file (replaced atomically)")
+      ->required()
+      ->type_name("OUT.tgm");
+  conv_cmd
+      ->add_option("--meta", conv.meta,
+                   "Metadata for every object's base entry; dotted keys nest (mars.param=2t); repeatable")
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);  // one KEY=VALUE per --meta, so inputs may follow
+
+  tensogram::cli::to_npy_args to_npy;
+  CLI::App* to_npy_cmd =
+      add_command(app, "to-npy", "Write every object of a Tensogram file as <message>_<object>.npy");
+  to_npy_cmd->add_option("input", to_npy.input, "Input .tgm file")->required()->type_name("FILE.tgm");
+  to_npy_cmd->add_option("-o,--output", to_npy.output_dir, "Output directory (created if missing)")
+      ->required()
+      ->type_name("DIR");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version are "errors" with exit code 0; CLI11 prints them.
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+    return usage_failure(e.what());
+  }
+  if (app.get_subcommands().empty()) {
+    return usage_failure("a subcommand is required (info, ls, dump, convert-npy, to-npy)");
+  }
+  try {
+    tensogram::cli::validate_global_options(globals);
+  } catch (const tensogram::cli::usage_error& e) {
+    return usage_failure(e.what());
+  }
+
+  try {
+    if (info_cmd->parsed()) tensogram::cli::run_info(info, std::cout);
+    if (ls_cmd->parsed()) tensogram::cli::run_ls(ls, std::cout);
+    if (dump_cmd->parsed()) tensogram::cli::run_dump(dump, std::cout);
+    if (conv_cmd->parsed()) {
+      tensogram::cli::run_convert_npy(conv, globals.to_encode_options(), std::cout, std::cerr);
+    }
+    if (to_npy_cmd->parsed()) {
+      tensogram::cli::run_to_npy(to_npy, globals.to_decode_options(), std::cout, std::cerr);
+    }
+  } catch (const std::exception& e) {
+    // Output printed before the failure stays printed (like the reference).
+    std::cout.flush();
+    print_error_chain(e, true);
+    return exit_runtime_error;
+  }
+  std::cout.flush();
+  return 0;
+}
