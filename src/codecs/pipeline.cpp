@@ -1,13 +1,21 @@
 #include "tensogram/codecs/pipeline.hpp"
 
 #include <array>
+#include <cmath>
+#include <cstring>
+#include <limits>
 #include <string>
 
+#include "tensogram/codecs/bitmask_codecs.hpp"
+#include "tensogram/codecs/lz4.hpp"
+#include "tensogram/codecs/shuffle.hpp"
+#include "tensogram/codecs/zstd.hpp"
 #include "tensogram/core/error.hpp"
 
 namespace tensogram::codecs {
 
 namespace {
+
 template <std::size_t N>
 bool in(const std::array<std::string_view, N>& names, std::string_view name) noexcept {
   for (std::string_view n : names) {
@@ -19,6 +27,102 @@ constexpr std::array<std::string_view, 2> k_encodings = {"none", "simple_packing
 constexpr std::array<std::string_view, 2> k_filters = {"none", "shuffle"};
 constexpr std::array<std::string_view, 9> k_compressions = {"none", "szip", "zstd", "lz4",    "blosc2",
                                                             "zfp",  "sz3",  "rle",  "roaring"};
+
+// ---------------------------------------------------------------------------
+// Parameter access with the reference's error texts (spec 03 §2).
+
+std::string kind_name(const cbor::value& v) {
+  switch (v.type()) {
+    case cbor::value::kind::null: return "null";
+    case cbor::value::kind::boolean: return "bool";
+    case cbor::value::kind::integer: return "integer";
+    case cbor::value::kind::floating: return "float";
+    case cbor::value::kind::text: return "text";
+    case cbor::value::kind::bytes: return "bytes";
+    case cbor::value::kind::array: return "array";
+    case cbor::value::kind::map: return "map";
+    case cbor::value::kind::tag: return "tag";
+  }
+  return "?";
+}
+
+const cbor::value& required(const data_object_descriptor& d, std::string_view key) {
+  const cbor::value* v = d.params.find(key);
+  if (v == nullptr) throw metadata_error("missing required parameter: " + std::string(key));
+  return *v;
+}
+
+std::uint64_t as_uint(const cbor::value& v, std::string_view key, std::uint64_t max, const char* range) {
+  const cbor::integer* i = v.as_integer();
+  if (i == nullptr)
+    throw metadata_error("expected integer for " + std::string(key) + ", got " + kind_name(v));
+  if (i->negative || i->magnitude > max)
+    throw metadata_error(std::string(key) + " out of " + range + " range");
+  return i->magnitude;
+}
+
+std::int64_t as_int(const cbor::value& v, std::string_view key) {
+  const cbor::integer* i = v.as_integer();
+  if (i == nullptr)
+    throw metadata_error("expected integer for " + std::string(key) + ", got " + kind_name(v));
+  const auto x = i->to_int64();
+  if (!x || *x < std::numeric_limits<std::int32_t>::min() || *x > std::numeric_limits<std::int32_t>::max()) {
+    throw metadata_error(std::string(key) + " out of i32 range");
+  }
+  return *x;
+}
+
+// "num": a float, or an integer with |n| <= 2^53.
+double as_number(const cbor::value& v, std::string_view key) {
+  if (const double* d = v.as_float()) return *d;
+  if (const cbor::integer* i = v.as_integer()) {
+    if (i->magnitude <= (std::uint64_t{1} << 53)) {
+      const double m = static_cast<double>(i->magnitude);
+      return i->negative ? -1.0 - m : m;
+    }
+  }
+  throw metadata_error("expected number for " + std::string(key) + ", got " + kind_name(v));
+}
+
+std::uint32_t u32_param(const data_object_descriptor& d, std::string_view key) {
+  return static_cast<std::uint32_t>(
+      as_uint(required(d, key), key, std::numeric_limits<std::uint32_t>::max(), "u32"));
+}
+
+simple_packing_params packing_params(const data_object_descriptor& d) {
+  simple_packing_params p;
+  p.bits_per_value = u32_param(d, "sp_bits_per_value");
+  if (p.bits_per_value > 64) {
+    throw encoding_error("bits_per_value " + std::to_string(p.bits_per_value) + " exceeds maximum of 64");
+  }
+  p.reference_value = as_number(required(d, "sp_reference_value"), "sp_reference_value");
+  if (!std::isfinite(p.reference_value)) throw metadata_error("sp_reference_value must be finite");
+  p.binary_scale_factor =
+      static_cast<std::int32_t>(as_int(required(d, "sp_binary_scale_factor"), "sp_binary_scale_factor"));
+  p.decimal_scale_factor =
+      static_cast<std::int32_t>(as_int(required(d, "sp_decimal_scale_factor"), "sp_decimal_scale_factor"));
+  return p;
+}
+
+std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r)) throw metadata_error("element count overflows usize");
+  return r;
+}
+
+void swap_to(std::vector<std::byte>& bytes, byte_order from, byte_order to, dtype t) {
+  if (from != to) swap_bytes_in_place(bytes, dtype_swap_unit(t));
+}
+
+std::vector<std::byte> to_vector(std::span<const std::byte> s) {
+  return std::vector<std::byte>(s.begin(), s.end());
+}
+
+[[noreturn]] void size_mismatch(const char* codec, std::size_t got, std::uint64_t expected) {
+  throw encoding_error(std::string("compression error: ") + codec + " error: decompressed " +
+                       std::to_string(got) + " bytes, expected " + std::to_string(expected));
+}
+
 }  // namespace
 
 bool is_known_encoding(std::string_view name) noexcept {
@@ -31,12 +135,329 @@ bool is_known_compression(std::string_view name) noexcept {
   return in(k_compressions, name);
 }
 
+void resolve_simple_packing_params(data_object_descriptor& d, std::span<const std::byte> raw) {
+  if (d.encoding != "simple_packing") return;
+  if (d.dtype != dtype::float64) {
+    throw encoding_error("simple_packing only supports float64 dtype; got " +
+                         std::string(dtype_name(d.dtype)));
+  }
+  const std::uint32_t bits = u32_param(d, "sp_bits_per_value");
+  const bool has_r = d.params.contains("sp_reference_value");
+  const bool has_e = d.params.contains("sp_binary_scale_factor");
+  if (has_r != has_e) {
+    throw metadata_error(has_r ? "descriptor sets sp_reference_value but not sp_binary_scale_factor"
+                               : "descriptor sets sp_binary_scale_factor but not sp_reference_value");
+  }
+  if (has_r) {
+    if (!d.params.contains("sp_decimal_scale_factor"))
+      d.params.set("sp_decimal_scale_factor", cbor::value(0));
+    return;
+  }
+  std::int32_t dsf = 0;
+  if (const cbor::value* v = d.params.find("sp_decimal_scale_factor")) {
+    dsf = static_cast<std::int32_t>(as_int(*v, "sp_decimal_scale_factor"));
+  }
+  if (raw.size() % 8 != 0) {
+    throw metadata_error("simple_packing input length " + std::to_string(raw.size()) +
+                         " is not a multiple of 8");
+  }
+  // The original values, in the declared order (spec 03 §4.3 step 5).
+  std::vector<double> values(raw.size() / 8);
+  std::memcpy(values.data(), raw.data(), raw.size());
+  if (d.effective_byte_order() != native_byte_order()) {
+    swap_bytes_in_place(std::span<std::byte>(reinterpret_cast<std::byte*>(values.data()), raw.size()), 8);
+  }
+  const simple_packing_params p = simple_packing_compute_params(values, bits, dsf);
+  d.params.set("sp_reference_value", cbor::value(p.reference_value));
+  d.params.set("sp_binary_scale_factor", cbor::value(p.binary_scale_factor));
+  d.params.set("sp_decimal_scale_factor", cbor::value(p.decimal_scale_factor));
+  d.params.set("sp_bits_per_value", cbor::value(p.bits_per_value));
+}
+
 pipeline pipeline::build(const data_object_descriptor& d) {
-  // Check order as the reference: encoding, filter, compression.
-  if (d.encoding != "none") throw encoding_error("unknown encoding: " + d.encoding);
-  if (d.filter != "none") throw encoding_error("unknown filter: " + d.filter);
-  if (d.compression != "none") throw encoding_error("unknown compression: " + d.compression);
-  return pipeline{};
+  pipeline pl;
+  pl.dtype_ = d.dtype;
+  // Encoding, then filter, then compression (spec 03 §3.1 step 4).
+  if (d.encoding == "simple_packing") {
+    if (d.dtype != dtype::float64) {
+      throw encoding_error("simple_packing only supports float64 dtype; got " +
+                           std::string(dtype_name(d.dtype)));
+    }
+    pl.packing_ = packing_params(d);
+  } else if (d.encoding != "none") {
+    throw encoding_error("unknown encoding: " + d.encoding);
+  }
+  if (d.filter == "shuffle") {
+    pl.shuffle_size_ =
+        static_cast<std::size_t>(as_uint(required(d, "shuffle_element_size"), "shuffle_element_size",
+                                         std::numeric_limits<std::size_t>::max(), "usize"));
+  } else if (d.filter != "none") {
+    throw encoding_error("unknown filter: " + d.filter);
+  }
+  const std::string& c = d.compression;
+  if (c == "none") {
+    pl.compressor_ = compressor::none;
+  } else if (c == "szip") {
+    pl.compressor_ = compressor::szip;
+    pl.szip_.rsi = u32_param(d, "szip_rsi");
+    pl.szip_.block_size = u32_param(d, "szip_block_size");
+    pl.szip_.flags = u32_param(d, "szip_flags");
+    // Bits per sample and the flags OR-ed at run time (spec 03 §7.2).
+    pl.szip_.bits_per_sample = pl.packing_        ? pl.packing_->bits_per_value
+                               : pl.shuffle_size_ ? 8U
+                                                  : static_cast<std::uint32_t>(8 * dtype_width(d.dtype));
+    if (pl.packing_) pl.szip_.flags |= szip_flags::data_msb;
+    if (pl.szip_.bits_per_sample >= 17 && pl.szip_.bits_per_sample <= 24)
+      pl.szip_.flags |= szip_flags::data_3byte;
+    szip_validate(pl.szip_);
+    if (const cbor::value* offs = d.params.find("szip_block_offsets")) {
+      const cbor::array* a = offs->as_array();
+      if (a == nullptr) throw metadata_error("szip_block_offsets must be an array");
+      std::vector<std::uint64_t> v;
+      v.reserve(a->size());
+      for (const cbor::value& x : *a) {
+        v.push_back(as_uint(x, "szip_block_offsets", std::numeric_limits<std::uint64_t>::max(), "u64"));
+      }
+      pl.szip_offsets_ = std::move(v);
+    }
+  } else if (c == "zstd") {
+    pl.compressor_ = compressor::zstd;
+    if (const cbor::value* v = d.params.find("zstd_level"))
+      pl.zstd_level_ = static_cast<int>(as_int(*v, "zstd_level"));
+  } else if (c == "lz4") {
+    pl.compressor_ = compressor::lz4;
+  } else if (c == "zfp") {
+    pl.compressor_ = compressor::zfp;
+    const cbor::value* mode = d.params.find("zfp_mode");
+    if (mode == nullptr || !mode->is_text()) throw metadata_error("missing required parameter: zfp_mode");
+    const std::string& m = *mode->as_text();
+    if (m == "fixed_rate") {
+      pl.zfp_.mode = zfp_mode::fixed_rate;
+      pl.zfp_.rate = as_number(required(d, "zfp_rate"), "zfp_rate");
+    } else if (m == "fixed_precision") {
+      pl.zfp_.mode = zfp_mode::fixed_precision;
+      pl.zfp_.precision = u32_param(d, "zfp_precision");
+    } else if (m == "fixed_accuracy") {
+      pl.zfp_.mode = zfp_mode::fixed_accuracy;
+      pl.zfp_.tolerance = as_number(required(d, "zfp_tolerance"), "zfp_tolerance");
+    } else {
+      throw encoding_error("unknown zfp_mode: " + m);
+    }
+  } else if (c == "rle" || c == "roaring") {
+    if (d.dtype != dtype::bitmask) {
+      throw encoding_error("compression \"" + c +
+                           "\" only supports dtype=bitmask, got dtype=" + std::string(dtype_name(d.dtype)));
+    }
+    pl.compressor_ = c == "rle" ? compressor::rle : compressor::roaring;
+  } else {
+    // blosc2 and sz3 have their own issues; unknown names land here too.
+    throw encoding_error("unknown compression: " + c);
+  }
+  return pl;
+}
+
+void pipeline::check_encodable() const {
+  if (compressor_ == compressor::zfp) {
+    if (packing_ || shuffle_size_) {
+      throw encoding_error(
+          "zfp must not follow simple_packing or shuffle: it would compress meaningless numbers");
+    }
+    if (dtype_ != dtype::float64) {
+      throw encoding_error("zfp compresses float64 data only; got " + std::string(dtype_name(dtype_)));
+    }
+  }
+  if (compressor_ == compressor::szip && packing_) {
+    const std::uint32_t b = packing_->bits_per_value;
+    if (b != 8 && b != 16 && b != 24 && b != 32) {
+      throw encoding_error(
+          "simple_packing with sp_bits_per_value " + std::to_string(b) +
+          " followed by szip is lossy (szip codes whole 1/2/3/4-byte containers): use 8, 16, 24 or "
+          "32 bits");
+    }
+  }
+}
+
+bool pipeline::is_identity() const noexcept {
+  return !packing_ && !shuffle_size_ && compressor_ == compressor::none;
+}
+
+std::uint64_t pipeline::encoded_size(std::uint64_t n) const {
+  if (packing_) return simple_packing_size(n, packing_->bits_per_value);
+  const auto size = raw_byte_size(dtype_, n);
+  if (!size) throw metadata_error("element count overflows usize");
+  return *size;
+}
+
+pipeline::encoded pipeline::encode(std::span<const std::byte> raw, std::uint64_t n, byte_order declared,
+                                   std::uint32_t threads) const {
+  encoded out;
+  // Stage 1: encoding.
+  std::vector<std::byte> stage1;
+  std::span<const std::byte> s1 = raw;
+  if (packing_) {
+    if (raw.size() != checked_mul(n, 8)) {
+      throw metadata_error("simple_packing input of " + std::to_string(raw.size()) + " bytes does not hold " +
+                           std::to_string(n) + " float64 values");
+    }
+    stage1.resize(static_cast<std::size_t>(simple_packing_size(n, packing_->bits_per_value)));
+    simple_packing_encode(raw, declared, *packing_, stage1);
+    s1 = stage1;
+  }
+  // Stage 2: filter.
+  std::vector<std::byte> stage2;
+  std::span<const std::byte> s2 = s1;
+  if (shuffle_size_) {
+    stage2.resize(s1.size());
+    shuffle(s1, *shuffle_size_, stage2);
+    s2 = stage2;
+  }
+  // Stage 3: compression.
+  switch (compressor_) {
+    case compressor::none: out.payload = to_vector(s2); break;
+    case compressor::szip: {
+      szip_encoded e = szip_compress(s2, szip_);
+      out.payload = std::move(e.payload);
+      out.szip_block_offsets = std::move(e.block_offsets);
+      break;
+    }
+    case compressor::zstd: out.payload = zstd_compress(s2, zstd_level_, threads); break;
+    case compressor::lz4: out.payload = lz4_compress(s2); break;
+    case compressor::zfp: {
+      // zfp reads host-order doubles (spec 03 §8.6); give it those.
+      if (declared != native_byte_order()) {
+        std::vector<std::byte> host = to_vector(s2);
+        swap_bytes_in_place(host, 8);
+        out.payload = zfp_compress(host, zfp_);
+      } else {
+        out.payload = zfp_compress(s2, zfp_);
+      }
+      break;
+    }
+    case compressor::rle: out.payload = rle_compress(s2); break;
+    case compressor::roaring: out.payload = roaring_compress(s2); break;
+  }
+  return out;
+}
+
+std::vector<std::byte> pipeline::decode(std::span<const std::byte> payload, std::uint64_t n,
+                                        byte_order declared, byte_order out_order) const {
+  const std::uint64_t x = encoded_size(n);
+  // Size gate (spec 03 §9.1) before anything is allocated from the payload.
+  if (!shuffle_size_ && compressor_ == compressor::none && payload.size() != x) {
+    throw encoding_error("descriptor claims " + std::to_string(x) + " decoded byte(s) but frame payload is " +
+                         std::to_string(payload.size()) + " byte(s) (encoding " +
+                         (packing_ ? std::string("simple_packing") : std::string("none")) + ", dtype width " +
+                         std::to_string(dtype_width(dtype_)) + ")");
+  }
+  if (x > (std::uint64_t{1} << 62)) throw metadata_error("element count overflows usize");
+  const auto xs = static_cast<std::size_t>(x);
+  // Stage 3.
+  std::vector<std::byte> bytes;
+  byte_order stage_order = declared;
+  switch (compressor_) {
+    case compressor::none: bytes = to_vector(payload); break;
+    case compressor::szip: bytes = szip_decompress(payload, szip_, xs); break;
+    case compressor::zstd:
+      bytes = zstd_decompress(payload, xs);
+      if (bytes.size() != xs) size_mismatch("zstd", bytes.size(), x);
+      break;
+    case compressor::lz4:
+      bytes = lz4_decompress(payload, xs);
+      if (bytes.size() != xs) size_mismatch("lz4", bytes.size(), x);
+      break;
+    case compressor::zfp:
+      bytes = zfp_decompress(payload, n, zfp_);
+      if (bytes.size() != xs) size_mismatch("zfp", bytes.size(), x);
+      stage_order = native_byte_order();  // zfp yields host-order doubles
+      break;
+    case compressor::rle: bytes = rle_decompress(payload, xs); break;
+    case compressor::roaring: bytes = roaring_decompress(payload, xs); break;
+  }
+  // Stage 2.
+  if (shuffle_size_) {
+    std::vector<std::byte> un(bytes.size());
+    unshuffle(bytes, *shuffle_size_, un);
+    bytes = std::move(un);
+  }
+  // Stage 1.
+  if (packing_) {
+    std::vector<std::byte> values(static_cast<std::size_t>(checked_mul(n, 8)));
+    simple_packing_decode(bytes, n, *packing_, out_order, values);
+    return values;
+  }
+  swap_to(bytes, stage_order, out_order, dtype_);
+  return bytes;
+}
+
+void pipeline::check_range_decode() const {
+  if (shuffle_size_) {
+    throw encoding_error("decode_range is not supported when a filter (e.g. shuffle) is applied");
+  }
+  if (dtype_ == dtype::bitmask) throw encoding_error("partial range decode not supported for bitmask dtype");
+  switch (compressor_) {
+    case compressor::none:
+    case compressor::zfp: return;
+    case compressor::szip:
+      if (!szip_offsets_) {
+        throw compression_error(
+            "missing szip_block_offsets in payload metadata (required for partial range decode)");
+      }
+      return;
+    default: throw encoding_error("range decode not supported for this compressor");
+  }
+}
+
+std::vector<std::byte> pipeline::decode_range(std::span<const std::byte> payload, std::uint64_t n,
+                                              byte_order declared, byte_order out_order, std::uint64_t offset,
+                                              std::uint64_t count) const {
+  check_range_decode();
+  std::uint64_t last = 0;
+  if (__builtin_add_overflow(offset, count, &last) || last > n) {
+    throw encoding_error("range (offset=" + std::to_string(offset) + ", count=" + std::to_string(count) +
+                         "): exceeds the object's " + std::to_string(n) + " elements");
+  }
+  if (compressor_ == compressor::zfp) {
+    // The reference decodes the whole stream and slices (spec 03 §8.6).
+    const std::vector<std::byte> all = decode(payload, n, declared, out_order);
+    const std::size_t w = packing_ ? 8 : dtype_width(dtype_);
+    return std::vector<std::byte>(all.begin() + static_cast<std::ptrdiff_t>(offset * w),
+                                  all.begin() + static_cast<std::ptrdiff_t>((offset + count) * w));
+  }
+  const std::uint64_t x = encoded_size(n);
+  if (compressor_ == compressor::none && payload.size() != x) {
+    throw encoding_error("descriptor claims " + std::to_string(x) + " decoded byte(s) but frame payload is " +
+                         std::to_string(payload.size()) + " byte(s)");
+  }
+  // Byte range of the encoded stream that holds the elements.
+  std::uint64_t byte_start = 0;
+  std::uint64_t byte_size = 0;
+  std::uint64_t in_byte_bit = 0;
+  if (packing_) {
+    const std::uint64_t b = packing_->bits_per_value;
+    const std::uint64_t bit_start = offset * b;
+    const std::uint64_t bit_end = bit_start + count * b;
+    byte_start = bit_start / 8;
+    byte_size = (bit_end + 7) / 8 - byte_start;
+    in_byte_bit = bit_start % 8;
+  } else {
+    const std::uint64_t w = dtype_width(dtype_);
+    byte_start = offset * w;
+    byte_size = count * w;
+  }
+  std::vector<std::byte> bytes;
+  if (compressor_ == compressor::none) {
+    bytes.assign(payload.begin() + static_cast<std::ptrdiff_t>(byte_start),
+                 payload.begin() + static_cast<std::ptrdiff_t>(byte_start + byte_size));
+  } else {  // szip
+    bytes = szip_decompress_range(payload, szip_, *szip_offsets_, x, byte_start, byte_size);
+  }
+  if (packing_) {
+    std::vector<std::byte> values(static_cast<std::size_t>(count * 8));
+    simple_packing_decode_bits(bytes, in_byte_bit, count, *packing_, out_order, values);
+    return values;
+  }
+  swap_to(bytes, declared, out_order, dtype_);
+  return bytes;
 }
 
 }  // namespace tensogram::codecs

@@ -196,8 +196,9 @@ void simple_packing_encode(std::span<const std::byte> input, byte_order order, c
   w.flush();
 }
 
-void simple_packing_decode_range(std::span<const std::byte> packed, std::uint64_t first, std::uint64_t count,
-                                 const simple_packing_params& p, byte_order order, std::span<std::byte> out) {
+void simple_packing_decode_bits(std::span<const std::byte> packed, std::uint64_t first_bit,
+                                std::uint64_t count, const simple_packing_params& p, byte_order order,
+                                std::span<std::byte> out) {
   validate(p);
   if (out.size() / 8 < count) throw encoding_error("simple_packing output buffer too small");
   const bool swap = order != native_byte_order();
@@ -206,17 +207,31 @@ void simple_packing_decode_range(std::span<const std::byte> packed, std::uint64_
     for (std::uint64_t i = 0; i < count; ++i) store_f64(out.data() + i * 8, p.reference_value, swap);
     return;
   }
-  const std::uint64_t required = simple_packing_size(first + count, bits);
-  if (packed.size() < required) {
-    throw encoding_error("insufficient data: simple_packing needs " + std::to_string(required) +
-                         " byte(s), payload has " + std::to_string(packed.size()));
+  // Bits needed: first_bit + count·B, checked without overflow.
+  std::uint64_t field_bits = 0;
+  std::uint64_t end_bit = 0;
+  if (__builtin_mul_overflow(count, std::uint64_t{bits}, &field_bits) ||
+      __builtin_add_overflow(first_bit, field_bits, &end_bit) ||
+      end_bit / 8 + (end_bit % 8 != 0) > packed.size()) {
+    throw encoding_error("insufficient data: simple_packing needs " + std::to_string(count) + " values of " +
+                         std::to_string(bits) + " bits from bit " + std::to_string(first_bit) +
+                         ", payload has " + std::to_string(packed.size()) + " byte(s)");
   }
   const double inv = powi(2.0, p.binary_scale_factor) * powi(10.0, -p.decimal_scale_factor);
   const double r = p.reference_value;
   for (std::uint64_t i = 0; i < count; ++i) {
-    const std::uint64_t q = read_field(packed.data(), (first + i) * bits, bits);
+    const std::uint64_t q = read_field(packed.data(), first_bit + i * bits, bits);
     store_f64(out.data() + i * 8, r + inv * static_cast<double>(q), swap);
   }
+}
+
+void simple_packing_decode_range(std::span<const std::byte> packed, std::uint64_t first, std::uint64_t count,
+                                 const simple_packing_params& p, byte_order order, std::span<std::byte> out) {
+  std::uint64_t first_bit = 0;
+  if (__builtin_mul_overflow(first, std::uint64_t{p.bits_per_value}, &first_bit)) {
+    throw encoding_error("simple_packing range start overflows");
+  }
+  simple_packing_decode_bits(packed, first_bit, count, p, order, out);
 }
 
 void simple_packing_decode(std::span<const std::byte> packed, std::uint64_t n, const simple_packing_params& p,

@@ -1,6 +1,7 @@
 #include "tensogram/message/decode.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -15,6 +16,7 @@
 #include "tensogram/format/hash.hpp"
 #include "tensogram/format/preamble.hpp"
 #include "tensogram/format/wire.hpp"
+#include "tensogram/message/masks.hpp"
 
 namespace tensogram {
 
@@ -291,15 +293,36 @@ void store_component(std::byte* p, std::size_t width, std::uint64_t v, bool big)
   }
 }
 
-// Writes canonical NaN/Inf where masks say so (spec 02 §9). This build reads
-// mask blobs stored with method `none`; other methods arrive with the mask
-// codecs.
-void restore_non_finite(const sliced_object& s, std::span<std::byte> out, byte_order out_order) {
+// Decoded masks of an object (packed MSB-first, ceil(N/8) bytes each),
+// indexed nan, inf+, inf-.
+std::array<std::optional<std::vector<std::byte>>, 3> decode_masks(const sliced_object& s) {
+  std::array<std::optional<std::vector<std::byte>>, 3> masks;
+  const data_object_descriptor& d = s.descriptor;
+  const std::uint64_t n = d.element_count();
+  const std::span<const std::byte> region(s.payload.data(), s.payload.size() + s.mask_region.size());
+  for (std::size_t k = 0; k < 3; ++k) {
+    const cbor::value* entry = d.masks->find(k_mask_kinds[k]);
+    if (entry == nullptr) continue;
+    const cbor::value* method = entry->find("method");
+    const std::string* name = method != nullptr ? method->as_text() : nullptr;
+    if (name == nullptr) throw encoding_error("unknown mask method (missing)");
+    // Bounds were checked when the frame was sliced.
+    const auto off = static_cast<std::size_t>(*entry->find("offset")->as_uint64());
+    const auto len = static_cast<std::size_t>(*entry->find("length")->as_uint64());
+    masks[k] = decode_mask_blob(region.subspan(off, len), n, *name);
+  }
+  return masks;
+}
+
+// Writes canonical NaN/Inf where masks say so (spec 02 §9), for the
+// elements [first, first + out.size() / width).
+void restore_non_finite(const sliced_object& s, std::span<std::byte> out, byte_order out_order,
+                        std::uint64_t first = 0, std::optional<std::uint64_t> count = std::nullopt) {
   const data_object_descriptor& d = s.descriptor;
   if (d.dtype == dtype::bitmask) {
     throw framing_error("bitmask-companion masks cannot be restored on bitmask-dtype payloads");
   }
-  const std::uint64_t n = d.element_count();
+  const std::uint64_t n = count.value_or(d.element_count());
   const std::size_t width = dtype_width(d.dtype);
   if (out.size() != n * width) {
     throw framing_error("decoded payload length " + std::to_string(out.size()) + " does not match " +
@@ -307,26 +330,14 @@ void restore_non_finite(const sliced_object& s, std::span<std::byte> out, byte_o
   }
   const bool complex = d.dtype == dtype::complex64 || d.dtype == dtype::complex128;
   const std::size_t part = complex ? width / 2 : width;
+  const auto masks = decode_masks(s);
   for (std::size_t k = 0; k < 3; ++k) {
-    const cbor::value* entry = d.masks->find(k_mask_kinds[k]);
-    if (entry == nullptr) continue;
-    const cbor::value* method = entry->find("method");
-    const std::string* name = method != nullptr ? method->as_text() : nullptr;
-    if (name == nullptr) throw encoding_error("unknown mask method (missing)");
-    const auto off = static_cast<std::size_t>(*entry->find("offset")->as_uint64());
-    const auto len = static_cast<std::size_t>(*entry->find("length")->as_uint64());
-    if (*name != "none") {
-      throw encoding_error("bitmask decode (" + *name + "): mask method not supported by this build");
-    }
-    const std::size_t need = static_cast<std::size_t>(n / 8 + (n % 8 != 0));
-    if (len != need) {
-      throw encoding_error("bitmask decode (none): blob of " + std::to_string(len) + " bytes, expected " +
-                           std::to_string(need));
-    }
-    const std::byte* bits = s.payload.data() + off;
+    if (!masks[k]) continue;
+    const std::vector<std::byte>& bits = *masks[k];
     const std::uint64_t pattern = canonical_pattern(d.dtype, k);
     for (std::uint64_t i = 0; i < n; ++i) {
-      if (((static_cast<unsigned>(bits[i / 8]) >> (7 - i % 8)) & 1U) == 0) continue;
+      const std::uint64_t b = first + i;
+      if (((static_cast<unsigned>(bits[static_cast<std::size_t>(b / 8)]) >> (7 - b % 8)) & 1U) == 0) continue;
       std::byte* e = out.data() + i * width;
       store_component(e, part, pattern, out_order == byte_order::big);
       if (complex) store_component(e + part, part, pattern, out_order == byte_order::big);
@@ -336,9 +347,16 @@ void restore_non_finite(const sliced_object& s, std::span<std::byte> out, byte_o
 
 decoded_object decode_sliced(const buffer& msg, sliced_object s, const decode_options& options) {
   const codecs::pipeline pl = codecs::pipeline::build(s.descriptor);
-  (void)pl;  // identity only in this build
   const data_object_descriptor& d = s.descriptor;
   const std::uint64_t n = d.element_count();
+  const byte_order stored = d.effective_byte_order();
+  const byte_order wanted = options.native_byte_order ? native_byte_order() : stored;
+  const bool restore = options.restore_non_finite && has_masks(d);
+  if (!pl.is_identity()) {
+    std::vector<std::byte> decoded = pl.decode(s.payload, n, stored, wanted);
+    if (restore) restore_non_finite(s, decoded, wanted);
+    return decoded_object(std::move(s.descriptor), buffer::owned(std::move(decoded)), wanted, s.hash, false);
+  }
   const auto expected = raw_byte_size(d.dtype, n);
   if (!expected) throw metadata_error("element count overflows usize");
   if (*expected != s.payload.size()) {
@@ -346,11 +364,8 @@ decoded_object decode_sliced(const buffer& msg, sliced_object s, const decode_op
                          " decoded byte(s) but frame payload is " + std::to_string(s.payload.size()) +
                          " byte(s) (payload at offset " + std::to_string(s.payload_offset) + ")");
   }
-  const byte_order stored = d.effective_byte_order();
-  const byte_order wanted = options.native_byte_order ? native_byte_order() : stored;
   const std::size_t unit = dtype_swap_unit(d.dtype);
   const bool swap = stored != wanted && unit > 1;
-  const bool restore = options.restore_non_finite && has_masks(d);
   if (!swap && !restore) {
     // Zero-copy: the stored bytes are already the answer.
     return decoded_object(std::move(s.descriptor), msg.slice(s.payload_offset, s.payload.size()), wanted,
@@ -574,9 +589,16 @@ std::pair<metadata, std::vector<data_object_descriptor>> decode_descriptors(std:
   return {metadata(std::move(g)), std::move(descriptors)};
 }
 
-message decode_object(const buffer& msg, std::size_t index, const decode_options& options) {
-  if (options.verify_hash) verify_pass(msg.bytes(), index);
-  const std::span<const std::byte> bytes = msg.bytes();
+namespace {
+
+// One object located by index, with the message metadata a full decode
+// would assemble (spec 01 §14.4, §15).
+struct located_object {
+  global_metadata metadata;
+  sliced_object object;
+};
+
+located_object locate_object(std::span<const std::byte> bytes, std::size_t index) {
   if (std::optional<indexed_message> im = read_index(bytes); im && index_tiles_body(*im)) {
     const std::size_t count = im->index.offsets.size();
     if (index >= count) {
@@ -599,9 +621,7 @@ message decode_object(const buffer& msg, std::size_t index, const decode_options
                                " entries but message contains " + std::to_string(count) + " objects");
         }
         g.base.resize(count, cbor::value::make_map());
-        std::vector<decoded_object> one;
-        one.push_back(decode_sliced(msg, slice_object(f, pos), options));
-        return message(metadata(std::move(g)), std::move(one));
+        return located_object{std::move(g), slice_object(f, pos)};
       }
     }
     // The index disagrees with the frames: trust the frames.
@@ -613,40 +633,46 @@ message decode_object(const buffer& msg, std::size_t index, const decode_options
                        " out of range (num_objects=" + std::to_string(w.objects.size()) + ")");
   }
   const frame_view& f = w.objects[index].frame;
+  return located_object{std::move(g), slice_object(f, f.offset)};
+}
+
+}  // namespace
+
+message decode_object(const buffer& msg, std::size_t index, const decode_options& options) {
+  if (options.verify_hash) verify_pass(msg.bytes(), index);
+  located_object lo = locate_object(msg.bytes(), index);
   std::vector<decoded_object> one;
-  one.push_back(decode_sliced(msg, slice_object(f, f.offset), options));
-  return message(metadata(std::move(g)), std::move(one));
+  one.push_back(decode_sliced(msg, std::move(lo.object), options));
+  return message(metadata(std::move(lo.metadata)), std::move(one));
 }
 
 std::vector<buffer> decode_range(const buffer& msg, std::size_t object_index,
                                  std::span<const std::pair<std::uint64_t, std::uint64_t>> ranges,
                                  const decode_options& options) {
-  decode_options no_verify = options;
-  no_verify.verify_hash = false;  // range decode never verifies (spec 02 §8.6)
+  // Range decode never verifies hashes (spec 02 §8.6).
+  const located_object lo = locate_object(msg.bytes(), object_index);
+  const sliced_object& s = lo.object;
+  const data_object_descriptor& d = s.descriptor;
+  const codecs::pipeline pl = codecs::pipeline::build(d);
+  pl.check_range_decode();
   std::vector<buffer> out;
-  if (ranges.empty()) {
-    (void)decode_object(msg, object_index, no_verify);  // still reports a bad index
-    return out;
-  }
-  const message m = decode_object(msg, object_index, no_verify);
-  const decoded_object& o = m.object(0);
-  const data_object_descriptor& d = o.descriptor();
-  if (d.filter != "none") {
-    throw encoding_error("decode_range is not supported when a filter is applied (filter = " + d.filter +
-                         ")");
-  }
-  if (d.dtype == dtype::bitmask) throw encoding_error("partial range decode not supported for bitmask dtype");
+  if (ranges.empty()) return out;
   const std::uint64_t n = d.element_count();
-  const std::size_t width = dtype_width(d.dtype);
+  const byte_order stored = d.effective_byte_order();
+  const byte_order wanted = options.native_byte_order ? native_byte_order() : stored;
+  const bool restore = options.restore_non_finite && has_masks(d);
   out.reserve(ranges.size());
   for (const auto& [offset, count] : ranges) {
-    std::uint64_t last = 0;
-    if (__builtin_add_overflow(offset, count, &last) || last > n) {
-      throw encoding_error("range (offset " + std::to_string(offset) + ", count " + std::to_string(count) +
-                           ") exceeds the object's " + std::to_string(n) + " elements");
+    try {
+      std::vector<std::byte> part = pl.decode_range(s.payload, n, stored, wanted, offset, count);
+      if (restore) restore_non_finite(s, part, wanted, offset, count);
+      out.push_back(buffer::owned(std::move(part)));
+    } catch (const encoding_error& e) {
+      const std::string_view detail = e.detail();
+      if (detail.starts_with("range (")) throw;
+      throw encoding_error("range (offset=" + std::to_string(offset) + ", count=" + std::to_string(count) +
+                           "): " + std::string(detail));
     }
-    out.push_back(o.data_buffer().slice(static_cast<std::size_t>(offset * width),
-                                        static_cast<std::size_t>(count * width)));
   }
   return out;
 }

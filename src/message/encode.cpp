@@ -1,6 +1,10 @@
 #include "tensogram/message/encode.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -14,6 +18,7 @@
 #include "tensogram/format/hash.hpp"
 #include "tensogram/format/preamble.hpp"
 #include "tensogram/format/wire.hpp"
+#include "tensogram/message/masks.hpp"
 #include "tensogram/message/non_finite.hpp"
 
 namespace tensogram {
@@ -32,6 +37,9 @@ using format::frame_type;
 struct prepared_object {
   data_object_descriptor descriptor;
   std::vector<std::byte> cbor;
+  /// Encoded payload region when the pipeline or masks produced new bytes.
+  std::vector<std::byte> owned;
+  /// The payload region to write: `owned`, or the caller's bytes verbatim.
   std::span<const std::byte> payload;
   bool scan_nan = false;
   bool scan_inf = false;
@@ -147,6 +155,168 @@ std::uint64_t write_data_frame(std::vector<std::byte>& out, std::size_t at, cons
   return digest;
 }
 
+// Mask methods requested by the options, validated once (spec 02 §13).
+struct mask_request {
+  std::array<std::string, 3> methods;
+  std::size_t threshold = default_small_mask_threshold;
+};
+
+mask_request mask_request_from(const encode_options& o) {
+  mask_request r;
+  const std::array<const std::string*, 3> given = {&o.nan_mask_method, &o.pos_inf_mask_method,
+                                                   &o.neg_inf_mask_method};
+  for (std::size_t k = 0; k < 3; ++k) {
+    r.methods[k] = given[k]->empty() ? std::string(default_mask_method) : *given[k];
+    if (!is_known_mask_method(r.methods[k])) throw metadata_error("unknown mask method: " + r.methods[k]);
+  }
+  if (o.small_mask_threshold_bytes >= 0) r.threshold = static_cast<std::size_t>(o.small_mask_threshold_bytes);
+  return r;
+}
+
+// Caller-supplied `masks` entries: known kinds' methods and param keys
+// (spec 03 §11.3.2).
+void validate_caller_masks(const data_object_descriptor& d) {
+  if (!d.masks) return;
+  for (std::string_view kind : mask_kind_names) {
+    const cbor::value* e = d.masks->find(kind);
+    if (e == nullptr) continue;
+    const cbor::value* m = e->find("method");
+    const std::string* method = m != nullptr ? m->as_text() : nullptr;
+    if (method == nullptr || !is_known_mask_method(*method)) {
+      throw metadata_error("masks." + std::string(kind) + ": unknown or missing method");
+    }
+    if (const cbor::value* params = e->find("params")) {
+      const cbor::map* pm = params->as_map();
+      if (pm == nullptr) throw metadata_error("masks." + std::string(kind) + ".params must be a map");
+      for (const cbor::map_entry& pe : *pm) {
+        const std::string* key = pe.key.as_text();
+        const bool ok = key != nullptr && ((*method == "zstd" && *key == "level") ||
+                                           (*method == "blosc2" && (*key == "level" || *key == "codec")));
+        if (!ok)
+          throw metadata_error("masks." + std::string(kind) + ": parameter not allowed for method " +
+                               *method);
+      }
+    }
+  }
+}
+
+// szip_block_offsets supplied with a pre-encoded payload (spec 03 §12 item 4).
+void validate_pre_encoded_offsets(const data_object_descriptor& d, std::size_t payload_len) {
+  const cbor::value* offs = d.params.find("szip_block_offsets");
+  if (offs == nullptr) return;
+  if (d.compression != "szip") {
+    throw metadata_error("szip_block_offsets provided but compression is '" + d.compression +
+                         "', not 'szip'");
+  }
+  const cbor::array* a = offs->as_array();
+  if (a == nullptr) throw metadata_error("szip_block_offsets must be an array");
+  if (a->empty()) throw metadata_error("szip_block_offsets must not be empty; first offset must be 0");
+  std::uint64_t prev = 0;
+  for (std::size_t i = 0; i < a->size(); ++i) {
+    const auto v = (*a)[i].as_uint64();
+    if (!v) throw metadata_error("szip_block_offsets entries must be integers in u64");
+    if (*v > 8 * static_cast<std::uint64_t>(payload_len)) {
+      throw metadata_error("szip_block_offsets[" + std::to_string(i) + "] = " + std::to_string(*v) +
+                           " exceeds bit bound " +
+                           std::to_string(8 * static_cast<std::uint64_t>(payload_len)));
+    }
+    if (i == 0 && *v != 0) throw metadata_error("szip_block_offsets[0] must be 0");
+    if (i > 0 && *v <= prev) throw metadata_error("szip_block_offsets must be strictly increasing");
+    prev = *v;
+  }
+}
+
+prepared_object prepare_pre_encoded(const object_input& in) {
+  prepared_object obj;
+  obj.descriptor = in.descriptor;
+  if (!obj.descriptor.byte_order) obj.descriptor.byte_order = native_byte_order();
+  // Resolved exactly as for decoding: every parameter must be present.
+  (void)codecs::pipeline::build(obj.descriptor);
+  validate_caller_masks(obj.descriptor);
+  validate_pre_encoded_offsets(obj.descriptor, in.data.size());
+  obj.payload = in.data;
+  return obj;
+}
+
+// Raw mode (spec 03 §1.1): substitute-and-mask, simple_packing parameter
+// resolution on the original values, pipeline, mask blobs.
+prepared_object prepare_raw(const object_input& in, const encode_options& options, std::uint32_t intra) {
+  prepared_object obj;
+  obj.descriptor = in.descriptor;
+  data_object_descriptor& d = obj.descriptor;
+  if (!d.byte_order) d.byte_order = native_byte_order();
+  validate_caller_masks(d);
+  d.masks.reset();  // raw mode computes its own masks
+  const bool is_float = dtype_is_float(d.dtype);
+  const mask_request masks = mask_request_from(options);
+  std::optional<substituted_data> sub;
+  if (is_float && (options.allow_nan || options.allow_inf)) {
+    sub = substitute_non_finite(d.dtype, *d.byte_order, in.data, options.allow_nan, options.allow_inf);
+  }
+  codecs::resolve_simple_packing_params(d, in.data);
+  const codecs::pipeline pl = codecs::pipeline::build(d);
+  pl.check_encodable();
+  const std::uint64_t n = d.element_count();
+  if (pl.is_identity() && !sub) {
+    // Fast path: bytes stored verbatim, the strict NaN/Inf check fused into
+    // the copy into the frame.
+    obj.payload = in.data;
+    obj.scan_nan = is_float && !options.allow_nan;
+    obj.scan_inf = is_float && !options.allow_inf;
+    return obj;
+  }
+  if (is_float && !sub) {
+    if (auto hit = find_non_finite(d.dtype, *d.byte_order, in.data, !options.allow_nan, !options.allow_inf)) {
+      throw encoding_error(strict_non_finite_message(d.dtype, *hit));
+    }
+  }
+  const std::span<const std::byte> data = sub ? std::span<const std::byte>(sub->data) : in.data;
+  if (pl.is_identity()) {
+    obj.owned.assign(data.begin(), data.end());
+  } else {
+    codecs::pipeline::encoded e = pl.encode(data, n, *d.byte_order, intra);
+    obj.owned = std::move(e.payload);
+    if (e.szip_block_offsets) {
+      cbor::array offsets(e.szip_block_offsets->begin(), e.szip_block_offsets->end());
+      d.params.set("szip_block_offsets", cbor::value(std::move(offsets)));
+    }
+  }
+  if (sub) {
+    // Blobs follow the stage-3 output in the order nan, inf+, inf-
+    // (spec 03 §11.4).
+    cbor::value mask_map = cbor::value::make_map();
+    for (std::size_t k = 0; k < 3; ++k) {
+      if (!sub->masks[k]) continue;
+      const std::string method = effective_mask_method(masks.methods[k], n, masks.threshold);
+      const std::vector<std::byte> blob = encode_mask_blob(*sub->masks[k], n, method);
+      mask_map.set(mask_kind_names[k], cbor::value::make_map({{"length", cbor::value(blob.size())},
+                                                              {"method", cbor::value(method)},
+                                                              {"offset", cbor::value(obj.owned.size())}}));
+      obj.owned.insert(obj.owned.end(), blob.begin(), blob.end());
+    }
+    d.masks = std::move(mask_map);
+  }
+  obj.payload = obj.owned;
+  return obj;
+}
+
+// Thread budget (spec 03 §13): the option if > 0, else TENSOGRAM_THREADS.
+std::uint32_t thread_budget(const encode_options& o) {
+  if (o.threads > 0) return o.threads;
+  const char* env = std::getenv("TENSOGRAM_THREADS");
+  if (env == nullptr) return 0;
+  std::string_view v(env);
+  while (!v.empty() && std::isspace(static_cast<unsigned char>(v.front())) != 0) v.remove_prefix(1);
+  while (!v.empty() && std::isspace(static_cast<unsigned char>(v.back())) != 0) v.remove_suffix(1);
+  if (v.empty()) return 0;
+  std::uint32_t n = 0;
+  const auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec != std::errc() || ptr != v.data() + v.size()) {
+    throw encoding_error("invalid TENSOGRAM_THREADS value: '" + std::string(v) + "'");
+  }
+  return n;
+}
+
 void encode_message(const global_metadata& metadata, std::span<const object_input> objects,
                     const encode_options& options, bool pre_encoded, std::vector<std::byte>& out) {
   const bool hashing = options.hashing();
@@ -159,38 +329,18 @@ void encode_message(const global_metadata& metadata, std::span<const object_inpu
   const bool footer_hash =
       hashing && any && (policy == aggregate_hash_policy::footer || policy == aggregate_hash_policy::both);
 
-  // 1. Objects: validate, build pipelines, final descriptors.
+  // 1. Objects: validate, build pipelines, final descriptors. Objects run
+  // in order; each codec may use the whole budget (spec 03 §13).
+  std::uint64_t total_input = 0;
+  for (const object_input& in : objects) total_input += in.data.size();
+  const std::uint32_t budget = thread_budget(options);
+  const std::uint32_t intra = (budget > 0 && total_input >= 65536) ? budget : 0;
   std::vector<prepared_object> prepared;
   prepared.reserve(objects.size());
   for (std::size_t i = 0; i < objects.size(); ++i) {
     const object_input& in = objects[i];
     validate_object(in, i);
-    const codecs::pipeline pl = codecs::pipeline::build(in.descriptor);
-    (void)pl;  // only the identity pipeline exists in this build
-    prepared_object obj;
-    obj.descriptor = in.descriptor;
-    if (!obj.descriptor.byte_order) obj.descriptor.byte_order = native_byte_order();
-    obj.payload = in.data;
-    if (!pre_encoded && dtype_is_float(obj.descriptor.dtype)) {
-      // Substitute-and-mask needs the mask codecs (pipeline issue); until
-      // then non-finite input is rejected even when allowed, never stored.
-      obj.scan_nan = true;
-      obj.scan_inf = true;
-      if (options.allow_nan || options.allow_inf) {
-        if (auto hit =
-                find_non_finite(obj.descriptor.dtype, *obj.descriptor.byte_order, in.data, true, true)) {
-          const bool allowed = hit->kind == non_finite_kind::nan ? options.allow_nan : options.allow_inf;
-          if (allowed) {
-            throw encoding_error(
-                "NaN/Inf substitution masks (allow_nan/allow_inf) are not available "
-                "in this build; element " +
-                std::to_string(hit->element) + " is non-finite");
-          }
-          throw encoding_error(strict_non_finite_message(obj.descriptor.dtype, *hit));
-        }
-        obj.scan_nan = obj.scan_inf = false;
-      }
-    }
+    prepared_object obj = pre_encoded ? prepare_pre_encoded(in) : prepare_raw(in, options, intra);
     obj.cbor = cbor::encode(obj.descriptor.to_cbor());
     obj.frame_length =
         format::frame_header_size + obj.payload.size() + obj.cbor.size() + format::data_footer_size;

@@ -1,16 +1,23 @@
-// The stage registry: builds an object's pipeline (encoding → filter →
-// compression) from its descriptor and validates the combination
-// (spec 02 §8, spec 03 §3).
+// The stage registry: resolves an object's pipeline (encoding → filter →
+// compression) from its descriptor, validates the combination in the
+// reference's check order (spec 03 §3) and runs it in both directions.
 //
-// This build knows the `none` stage of every slot. Other stage names are
-// reported exactly as the reference reports a codec that is not compiled in:
-// an `encoding_error` "unknown encoding/filter/compression: NAME".
+// Stages this build provides: encoding none/simple_packing; filter
+// none/shuffle; compression none/szip/zstd/lz4/zfp/rle/roaring. `blosc2` and
+// `sz3` are reported exactly as the reference reports a codec that is not
+// compiled in: "unknown compression: NAME" (Encoding error).
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
+#include <vector>
 
+#include "tensogram/codecs/simple_packing.hpp"
+#include "tensogram/codecs/szip.hpp"
+#include "tensogram/codecs/zfp.hpp"
 #include "tensogram/message/descriptor.hpp"
 
 namespace tensogram::codecs {
@@ -20,20 +27,69 @@ namespace tensogram::codecs {
 [[nodiscard]] bool is_known_filter(std::string_view name) noexcept;
 [[nodiscard]] bool is_known_compression(std::string_view name) noexcept;
 
+/// Encode-time simple_packing parameter resolution (spec 03 §4.3): with
+/// neither `sp_reference_value` nor `sp_binary_scale_factor`, computes all
+/// four keys from `raw` (float64 in the declared order) and writes them into
+/// `d.params`; with both, inserts `sp_decimal_scale_factor = 0` if absent;
+/// with only one, throws `metadata_error`. No-op for other encodings.
+void resolve_simple_packing_params(data_object_descriptor& d, std::span<const std::byte> raw);
+
 class pipeline {
  public:
-  /// Validates the descriptor's stage names and parameters. Throws
-  /// `encoding_error` for stages this build does not provide.
+  enum class compressor { none, szip, zstd, lz4, zfp, rle, roaring };
+
+  /// Resolves every stage and parameter (decode side and pre-encoded mode:
+  /// all parameters must be present). Throws `encoding_error` for unknown or
+  /// unsupported stages and illegal combinations, `metadata_error` for
+  /// missing or ill-typed parameters.
   [[nodiscard]] static pipeline build(const data_object_descriptor& d);
 
-  /// True when every stage is `none`: the payload is the raw bytes.
-  [[nodiscard]] bool is_identity() const noexcept { return identity_; }
+  /// Stricter checks for writing (spec 03 §3.3, §7.6): rejects the
+  /// combinations the reference accepts but that do not round-trip (zfp after
+  /// simple_packing or shuffle or on non-float64 data; simple_packing + szip
+  /// with B ∉ {8, 16, 24, 32}).
+  void check_encodable() const;
 
-  /// Whether range decode is served (spec 02 §8.6).
-  [[nodiscard]] bool supports_range_decode() const noexcept { return identity_; }
+  [[nodiscard]] bool is_identity() const noexcept;
+  [[nodiscard]] compressor compression() const noexcept { return compressor_; }
+
+  /// Size of the encoding stage's output (the "X" of spec 03 §9.2).
+  [[nodiscard]] std::uint64_t encoded_size(std::uint64_t n) const;
+
+  struct encoded {
+    std::vector<std::byte> payload;
+    /// For szip: RSI start bit offsets, to store as `szip_block_offsets`.
+    std::optional<std::vector<std::uint64_t>> szip_block_offsets;
+  };
+  /// Runs encoding, filter and compression over `raw` (N elements in
+  /// `declared` order). `threads` ≥ 1 lets zstd use worker threads.
+  [[nodiscard]] encoded encode(std::span<const std::byte> raw, std::uint64_t n, byte_order declared,
+                               std::uint32_t threads = 0) const;
+
+  /// Decodes a payload to N elements in `out_order` (float64 for
+  /// simple_packing). Sizes are checked against the descriptor.
+  [[nodiscard]] std::vector<std::byte> decode(std::span<const std::byte> payload, std::uint64_t n,
+                                              byte_order declared, byte_order out_order) const;
+
+  /// Elements `[offset, offset + count)` only (spec 03 §10). Throws
+  /// `encoding_error` for filters, bitmask and codecs without range support,
+  /// `compression_error` for szip without block offsets.
+  [[nodiscard]] std::vector<std::byte> decode_range(std::span<const std::byte> payload, std::uint64_t n,
+                                                    byte_order declared, byte_order out_order,
+                                                    std::uint64_t offset, std::uint64_t count) const;
+
+  /// Range decode restrictions that do not depend on the range (§10).
+  void check_range_decode() const;
 
  private:
-  bool identity_ = true;
+  dtype dtype_ = dtype::uint8;
+  std::optional<simple_packing_params> packing_;
+  std::optional<std::size_t> shuffle_size_;
+  compressor compressor_ = compressor::none;
+  szip_params szip_;
+  std::optional<std::vector<std::uint64_t>> szip_offsets_;
+  int zstd_level_ = 3;
+  zfp_params zfp_;
 };
 
 }  // namespace tensogram::codecs

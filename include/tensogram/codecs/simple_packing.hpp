@@ -46,6 +46,12 @@ void simple_packing_encode(std::span<const std::byte> input, byte_order order, c
 void simple_packing_decode(std::span<const std::byte> packed, std::uint64_t n, const simple_packing_params& p,
                            byte_order order, std::span<std::byte> out);
 
+/// Unpacks `count` values whose fields start at stream bit `first_bit` of
+/// `packed` (range decode from a byte-aligned excerpt, spec 03 §10).
+void simple_packing_decode_bits(std::span<const std::byte> packed, std::uint64_t first_bit,
+                                std::uint64_t count, const simple_packing_params& p, byte_order order,
+                                std::span<std::byte> out);
+
 /// Unpacks values `[first, first + count)` only (range decode, spec 03 §10).
 void simple_packing_decode_range(std::span<const std::byte> packed, std::uint64_t first, std::uint64_t count,
                                  const simple_packing_params& p, byte_order order, std::span<std::byte> out);

@@ -1,0 +1,74 @@
+// `szip`: CCSDS 121.0-B-3 adaptive entropy coding through Debian's libaec
+// (spec 03 §7), plus what libaec 1.0.6 lacks: RSI start offsets and range
+// decode.
+//
+// Offsets are computed by walking the coded stream CDS by CDS (spec 03
+// Appendix C). We record the true RSI boundaries; the reference's libaec
+// 1.1.x records one block too early in a data-dependent case (§7.4), so
+// range decode never trusts stored offsets blindly: it re-derives the
+// boundary of the requested RSI from the stream itself.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace tensogram::codecs {
+
+/// libaec flag bits (spec 03 §7.2).
+namespace szip_flags {
+inline constexpr std::uint32_t data_signed = 1;
+inline constexpr std::uint32_t data_3byte = 2;
+inline constexpr std::uint32_t data_msb = 4;
+inline constexpr std::uint32_t data_preprocess = 8;
+inline constexpr std::uint32_t restricted = 16;
+inline constexpr std::uint32_t pad_rsi = 32;
+inline constexpr std::uint32_t not_enforce = 64;
+}  // namespace szip_flags
+
+struct szip_params {
+  std::uint32_t bits_per_sample = 8;
+  std::uint32_t block_size = 16;
+  std::uint32_t rsi = 128;
+  /// Flags as passed to libaec (the caller has OR-ed MSB / 3BYTE as §7.2 says).
+  std::uint32_t flags = szip_flags::data_preprocess;
+};
+
+/// Bytes per sample container: 1, 2, 3 (17–24 bits with 3BYTE) or 4.
+[[nodiscard]] std::size_t szip_sample_bytes(const szip_params& p) noexcept;
+
+/// Checks §7.2's limits; throws `encoding_error` ("compression error: szip
+/// error: ...").
+void szip_validate(const szip_params& p);
+
+struct szip_encoded {
+  std::vector<std::byte> payload;
+  /// Bit offset of every RSI start, one per RSI (last partial one included).
+  std::vector<std::uint64_t> block_offsets;
+};
+
+[[nodiscard]] szip_encoded szip_compress(std::span<const std::byte> in, const szip_params& p);
+
+/// Decodes to exactly `expected` bytes (an error otherwise).
+[[nodiscard]] std::vector<std::byte> szip_decompress(std::span<const std::byte> payload, const szip_params& p,
+                                                     std::size_t expected);
+
+/// True bit offsets of the starts of the first `count` RSIs of a stream of
+/// `num_samples` samples, found by walking the coded data sets.
+[[nodiscard]] std::vector<std::uint64_t> szip_rsi_offsets(std::span<const std::byte> payload,
+                                                          const szip_params& p, std::uint64_t num_samples,
+                                                          std::size_t count);
+
+/// `byte_size` decoded bytes from decoded byte `byte_pos` (§7.5), decoding
+/// from the start of the RSI that holds `byte_pos`. `stored_offsets` are the
+/// descriptor's; only their count is used to bound the RSI index, the start
+/// itself is re-derived from the stream. `total_bytes` is the full decoded
+/// size (requests past it are errors).
+[[nodiscard]] std::vector<std::byte> szip_decompress_range(std::span<const std::byte> payload,
+                                                           const szip_params& p,
+                                                           std::span<const std::uint64_t> stored_offsets,
+                                                           std::uint64_t total_bytes, std::uint64_t byte_pos,
+                                                           std::uint64_t byte_size);
+
+}  // namespace tensogram::codecs

@@ -1,0 +1,282 @@
+#include "tensogram/codecs/szip.hpp"
+
+#include <libaec.h>
+
+#include <algorithm>
+#include <string>
+
+#include "tensogram/core/error.hpp"
+
+namespace tensogram::codecs {
+
+namespace {
+
+[[noreturn]] void fail(const std::string& what) {
+  throw encoding_error("compression error: szip error: " + what);
+}
+
+// Ends a libaec stream on scope exit.
+class aec_session {
+ public:
+  aec_session(aec_stream& s, bool encode) : s_(s), encode_(encode) {
+    const int rc = encode ? aec_encode_init(&s) : aec_decode_init(&s);
+    if (rc != AEC_OK)
+      fail(std::string(encode ? "aec_encode_init" : "aec_decode_init") + " failed with code " +
+           std::to_string(rc));
+  }
+  aec_session(const aec_session&) = delete;
+  aec_session& operator=(const aec_session&) = delete;
+  ~aec_session() {
+    if (encode_) {
+      aec_encode_end(&s_);
+    } else {
+      aec_decode_end(&s_);
+    }
+  }
+
+ private:
+  aec_stream& s_;
+  bool encode_;
+};
+
+aec_stream make_stream(const szip_params& p) {
+  aec_stream s{};
+  s.bits_per_sample = p.bits_per_sample;
+  s.block_size = p.block_size;
+  s.rsi = p.rsi;
+  s.flags = p.flags;
+  return s;
+}
+
+// MSB-first bit reader over a coded stream; every read is bounds-checked so
+// hostile payloads end in an error.
+class bit_reader {
+ public:
+  bit_reader(std::span<const std::byte> b, std::uint64_t bit) noexcept : b_(b), pos_(bit) {}
+  [[nodiscard]] std::uint64_t position() const noexcept { return pos_; }
+  std::uint32_t bits(unsigned n) {
+    if (n == 0) return 0;
+    if (pos_ + n > 8 * static_cast<std::uint64_t>(b_.size())) fail("stream ends inside a coded data set");
+    std::uint32_t v = 0;
+    for (unsigned i = 0; i < n; ++i, ++pos_) {
+      const unsigned byte = static_cast<unsigned>(b_[static_cast<std::size_t>(pos_ / 8)]);
+      v = (v << 1) | ((byte >> (7 - pos_ % 8)) & 1U);
+    }
+    return v;
+  }
+  void skip(std::uint64_t n) {
+    if (pos_ + n > 8 * static_cast<std::uint64_t>(b_.size())) fail("stream ends inside a coded data set");
+    pos_ += n;
+  }
+  // Fundamental sequence: count of zeros before the next one.
+  std::uint32_t fs() {
+    std::uint32_t count = 0;
+    const std::uint64_t limit = 8 * static_cast<std::uint64_t>(b_.size());
+    for (;;) {
+      if (pos_ >= limit) fail("stream ends inside a fundamental sequence");
+      const unsigned byte = static_cast<unsigned>(b_[static_cast<std::size_t>(pos_ / 8)]);
+      const bool one = ((byte >> (7 - pos_ % 8)) & 1U) != 0;
+      ++pos_;
+      if (one) return count;
+      ++count;
+    }
+  }
+
+ private:
+  std::span<const std::byte> b_;
+  std::uint64_t pos_;
+};
+
+unsigned id_length(const szip_params& p) {
+  if (p.bits_per_sample > 16) return 5;
+  if (p.bits_per_sample > 8) return 4;
+  if ((p.flags & szip_flags::restricted) != 0) return p.bits_per_sample <= 2 ? 1 : 2;
+  return 3;
+}
+
+// Walks one RSI of `blocks` blocks starting at the reader's position, the
+// grammar of CCSDS 121.0-B-3 as libaec codes it (spec 03 Appendix C).
+void walk_rsi(bit_reader& r, const szip_params& p, std::uint32_t blocks) {
+  const unsigned id_len = id_length(p);
+  const std::uint32_t all_ones = (1U << id_len) - 1;
+  const bool pp = (p.flags & szip_flags::data_preprocess) != 0;
+  const std::uint32_t bs = p.block_size;
+  std::uint32_t b = 0;
+  while (b < blocks) {
+    const std::uint32_t ref = (pp && b == 0) ? 1 : 0;
+    const std::uint32_t id = r.bits(id_len);
+    if (id == 0) {
+      const bool second_extension = r.bits(1) == 1;
+      if (ref != 0) r.skip(p.bits_per_sample);
+      if (second_extension) {
+        for (std::uint32_t i = 0; i < bs / 2; ++i) r.fs();
+        ++b;
+        continue;
+      }
+      std::uint32_t zero_blocks = r.fs() + 1;
+      if (zero_blocks == 5) {  // remainder of segment
+        zero_blocks = std::min(p.rsi - b, 64 - (b % 64));
+      } else if (zero_blocks > 5) {
+        --zero_blocks;
+      }
+      if (zero_blocks > blocks - b) fail("zero-block run past the end of its RSI");
+      b += zero_blocks;
+    } else if (id == all_ones) {
+      r.skip(static_cast<std::uint64_t>(bs) * p.bits_per_sample);
+      ++b;
+    } else {
+      const std::uint32_t k = id - 1;
+      if (ref != 0) r.skip(p.bits_per_sample);
+      for (std::uint32_t i = 0; i < bs - ref; ++i) r.fs();
+      r.skip(static_cast<std::uint64_t>(k) * (bs - ref));
+      ++b;
+    }
+  }
+}
+
+}  // namespace
+
+std::size_t szip_sample_bytes(const szip_params& p) noexcept {
+  if (p.bits_per_sample > 24) return 4;
+  if (p.bits_per_sample > 16) return (p.flags & szip_flags::data_3byte) != 0 ? 3 : 4;
+  if (p.bits_per_sample > 8) return 2;
+  return 1;
+}
+
+void szip_validate(const szip_params& p) {
+  if (p.bits_per_sample < 1 || p.bits_per_sample > 32) {
+    fail("bits_per_sample must be 1..=32, got " + std::to_string(p.bits_per_sample));
+  }
+  if (p.block_size == 0) fail("block_size must not be 0");
+  if ((p.flags & szip_flags::not_enforce) != 0) {
+    if (p.block_size % 2 != 0) fail("block_size must be even, got " + std::to_string(p.block_size));
+  } else if (p.block_size != 8 && p.block_size != 16 && p.block_size != 32 && p.block_size != 64) {
+    fail("block_size must be 8, 16, 32 or 64, got " + std::to_string(p.block_size));
+  }
+  if (p.rsi < 1 || p.rsi > 4096) fail("rsi must be 1..=4096, got " + std::to_string(p.rsi));
+  if ((p.flags & szip_flags::restricted) != 0 && p.bits_per_sample > 4) {
+    fail("AEC_RESTRICTED requires bits_per_sample <= 4");
+  }
+}
+
+szip_encoded szip_compress(std::span<const std::byte> in, const szip_params& p) {
+  szip_validate(p);
+  szip_encoded out;
+  if (in.empty()) return out;
+  const std::size_t s = szip_sample_bytes(p);
+  if (in.size() % s != 0) {
+    fail("data length " + std::to_string(in.size()) + " is not a multiple of sample byte width " +
+         std::to_string(s));
+  }
+  // Capacity as the reference sizes it (§7.3).
+  out.payload.resize(in.size() + in.size() / 4 + 256);
+  aec_stream strm = make_stream(p);
+  strm.next_in = reinterpret_cast<const unsigned char*>(in.data());
+  strm.avail_in = in.size();
+  strm.next_out = reinterpret_cast<unsigned char*>(out.payload.data());
+  strm.avail_out = out.payload.size();
+  {
+    aec_session session(strm, true);
+    const int rc = aec_encode(&strm, AEC_FLUSH);
+    if (rc != AEC_OK) fail("aec_encode failed with code " + std::to_string(rc));
+  }
+  out.payload.resize(out.payload.size() - strm.avail_out);
+  const std::uint64_t samples = in.size() / s;
+  const std::uint64_t per_rsi = static_cast<std::uint64_t>(p.rsi) * p.block_size;
+  const auto count = static_cast<std::size_t>((samples + per_rsi - 1) / per_rsi);
+  out.block_offsets = szip_rsi_offsets(out.payload, p, samples, count);
+  return out;
+}
+
+std::vector<std::uint64_t> szip_rsi_offsets(std::span<const std::byte> payload, const szip_params& p,
+                                            std::uint64_t num_samples, std::size_t count) {
+  szip_validate(p);
+  std::vector<std::uint64_t> offsets;
+  if (count == 0) return offsets;
+  offsets.reserve(count);
+  offsets.push_back(0);
+  const std::uint64_t per_rsi = static_cast<std::uint64_t>(p.rsi) * p.block_size;
+  bit_reader r(payload, 0);
+  for (std::size_t j = 0; j + 1 < count; ++j) {
+    if ((j + 1) * per_rsi > num_samples) fail("RSI " + std::to_string(j) + " is not complete");
+    walk_rsi(r, p, p.rsi);
+    offsets.push_back(r.position());
+  }
+  return offsets;
+}
+
+std::vector<std::byte> szip_decompress(std::span<const std::byte> payload, const szip_params& p,
+                                       std::size_t expected) {
+  szip_validate(p);
+  if (expected == 0) {
+    if (!payload.empty()) fail("non-empty payload for zero decoded bytes");
+    return {};
+  }
+  if (payload.empty()) fail("empty payload for " + std::to_string(expected) + " decoded bytes");
+  std::vector<std::byte> out(expected);
+  aec_stream strm = make_stream(p);
+  strm.next_in = reinterpret_cast<const unsigned char*>(payload.data());
+  strm.avail_in = payload.size();
+  strm.next_out = reinterpret_cast<unsigned char*>(out.data());
+  strm.avail_out = out.size();
+  {
+    aec_session session(strm, false);
+    const int rc = aec_decode(&strm, AEC_FLUSH);
+    if (rc != AEC_OK) fail("aec_decode failed with code " + std::to_string(rc));
+  }
+  if (strm.avail_out != 0) {
+    fail("stream decoded to " + std::to_string(expected - strm.avail_out) + " bytes, expected " +
+         std::to_string(expected));
+  }
+  return out;
+}
+
+std::vector<std::byte> szip_decompress_range(std::span<const std::byte> payload, const szip_params& p,
+                                             std::span<const std::uint64_t> stored_offsets,
+                                             std::uint64_t total_bytes, std::uint64_t byte_pos,
+                                             std::uint64_t byte_size) {
+  szip_validate(p);
+  if (byte_size == 0) return {};
+  if (payload.empty()) fail("empty payload");
+  if (byte_pos > total_bytes || byte_size > total_bytes - byte_pos) {
+    fail("range [" + std::to_string(byte_pos) + ", +" + std::to_string(byte_size) + ") exceeds the " +
+         std::to_string(total_bytes) + " decoded bytes");
+  }
+  const std::size_t s = szip_sample_bytes(p);
+  const std::uint64_t rsi_bytes = static_cast<std::uint64_t>(p.rsi) * p.block_size * s;
+  const std::uint64_t j = byte_pos / rsi_bytes;
+  if (j >= stored_offsets.size())
+    fail("aec_decode_range failed with code -3 (RSI " + std::to_string(j) + ")");
+  // Re-derive the RSI start from the stream: reference-written offsets can
+  // be one block early (spec 03 §7.4).
+  const std::uint64_t samples = total_bytes / s;
+  const std::uint64_t start_bit =
+      szip_rsi_offsets(payload, p, samples, static_cast<std::size_t>(j) + 1).back();
+  // Copy the stream from that bit into a byte-aligned buffer (§7.5).
+  const std::size_t b = static_cast<std::size_t>(start_bit / 8);
+  const unsigned sh = static_cast<unsigned>(start_bit % 8);
+  std::vector<std::byte> aligned(payload.size() - b);
+  for (std::size_t k = 0; k < aligned.size(); ++k) {
+    const unsigned hi = static_cast<unsigned>(payload[b + k]) << sh;
+    const unsigned lo =
+        b + k + 1 < payload.size() ? static_cast<unsigned>(payload[b + k + 1]) >> (8 - sh) : 0;
+    aligned[k] = static_cast<std::byte>((sh == 0 ? static_cast<unsigned>(payload[b + k]) : (hi | lo)) & 0xFF);
+  }
+  const std::uint64_t skip = byte_pos - j * rsi_bytes;
+  const auto need = static_cast<std::size_t>(skip + byte_size);
+  std::vector<std::byte> out(need);
+  aec_stream strm = make_stream(p);
+  strm.next_in = reinterpret_cast<const unsigned char*>(aligned.data());
+  strm.avail_in = aligned.size();
+  strm.next_out = reinterpret_cast<unsigned char*>(out.data());
+  strm.avail_out = out.size();
+  {
+    aec_session session(strm, false);
+    const int rc = aec_decode(&strm, AEC_FLUSH);
+    if (rc != AEC_OK) fail("aec_decode failed with code " + std::to_string(rc));
+  }
+  if (strm.avail_out != 0) fail("stream ended before the requested range");
+  return std::vector<std::byte>(out.begin() + static_cast<std::ptrdiff_t>(skip), out.end());
+}
+
+}  // namespace tensogram::codecs

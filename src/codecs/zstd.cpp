@@ -1,0 +1,91 @@
+#include "tensogram/codecs/zstd.hpp"
+
+#include <zstd.h>
+
+#include <memory>
+#include <string>
+
+#include "tensogram/core/error.hpp"
+
+namespace tensogram::codecs {
+
+namespace {
+
+struct cctx_deleter {
+  void operator()(ZSTD_CCtx* c) const noexcept { ZSTD_freeCCtx(c); }
+};
+struct dctx_deleter {
+  void operator()(ZSTD_DCtx* d) const noexcept { ZSTD_freeDCtx(d); }
+};
+
+void check(std::size_t rc, const char* what) {
+  if (ZSTD_isError(rc) != 0) {
+    throw encoding_error(std::string("compression error: zstd error: ") + what + ": " +
+                         ZSTD_getErrorName(rc));
+  }
+}
+
+}  // namespace
+
+std::vector<std::byte> zstd_compress(std::span<const std::byte> in, int level, std::uint32_t workers) {
+  std::unique_ptr<ZSTD_CCtx, cctx_deleter> ctx(ZSTD_createCCtx());
+  if (!ctx) throw std::bad_alloc();
+  check(ZSTD_CCtx_setParameter(ctx.get(), ZSTD_c_compressionLevel, level), "set level");
+  std::vector<std::byte> out(ZSTD_compressBound(in.size()));
+  if (workers > 0) {
+    check(ZSTD_CCtx_setParameter(ctx.get(), ZSTD_c_nbWorkers, static_cast<int>(workers)), "set workers");
+    const std::size_t n = ZSTD_compress2(ctx.get(), out.data(), out.size(), in.data(), in.size());
+    check(n, "compress");
+    out.resize(n);
+    return out;
+  }
+  // Sequential path of the reference: e_continue over the whole input, then
+  // e_end, with no pledged source size (so the frame has no content size).
+  ZSTD_inBuffer input{in.data(), in.size(), 0};
+  ZSTD_outBuffer output{out.data(), out.size(), 0};
+  while (input.pos < input.size) {
+    check(ZSTD_compressStream2(ctx.get(), &output, &input, ZSTD_e_continue), "compress");
+    if (output.pos == output.size)
+      out.resize(out.size() * 2), output.dst = out.data(), output.size = out.size();
+  }
+  for (;;) {
+    const std::size_t remaining = ZSTD_compressStream2(ctx.get(), &output, &input, ZSTD_e_end);
+    check(remaining, "finish");
+    if (remaining == 0) break;
+    out.resize(out.size() + remaining);
+    output.dst = out.data();
+    output.size = out.size();
+  }
+  out.resize(output.pos);
+  return out;
+}
+
+std::vector<std::byte> zstd_decompress(std::span<const std::byte> in, std::size_t max_size) {
+  std::unique_ptr<ZSTD_DCtx, dctx_deleter> ctx(ZSTD_createDCtx());
+  if (!ctx) throw std::bad_alloc();
+  std::vector<std::byte> out(max_size);
+  ZSTD_inBuffer input{in.data(), in.size(), 0};
+  ZSTD_outBuffer output{out.data(), out.size(), 0};
+  std::size_t last = 0;
+  while (input.pos < input.size) {
+    last = ZSTD_decompressStream(ctx.get(), &output, &input);
+    check(last, "decompress");
+    if (output.pos == output.size && input.pos < input.size && last != 0) {
+      // The output is full yet the frame continues: more than expected.
+      std::byte probe{};
+      ZSTD_outBuffer extra{&probe, 1, 0};
+      const std::size_t rc = ZSTD_decompressStream(ctx.get(), &extra, &input);
+      check(rc, "decompress");
+      if (extra.pos > 0) {
+        throw encoding_error("compression error: zstd error: decompressed data exceeds the expected " +
+                             std::to_string(max_size) + " bytes");
+      }
+      last = rc;
+    }
+  }
+  if (last != 0) throw encoding_error("compression error: zstd error: truncated frame");
+  out.resize(output.pos);
+  return out;
+}
+
+}  // namespace tensogram::codecs
