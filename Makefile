@@ -19,7 +19,6 @@ DEPS := build-essential cmake pkg-config \
         libxxhash-dev nlohmann-json3-dev libcli11-dev \
         libzstd-dev liblz4-dev libaec-dev libzfp-dev \
         python3-zstandard python3-lz4 libaec-tools \
-        libzstd-dev liblz4-dev \
         libgtest-dev libgmock-dev libbenchmark-dev \
         clang libclang-rt-14-dev clang-format
 
