@@ -125,6 +125,7 @@ bench: deps
 	  -DTENSOGRAM_BUILD_TESTS=OFF -DTENSOGRAM_BUILD_EXAMPLES=OFF $(CMAKE_ARGS)
 	$(CMAKE) --build $(BENCH_DIR) -j $(JOBS)
 	$(BENCH_DIR)/bench/tensogram_bench
+	$(BENCH_DIR)/bench/tensogram_codec_matrix
 
 # Only C++ files of the listed folders: build trees and fixtures stay untouched.
 format_files = $(shell find $(wildcard $(FORMAT_DIRS)) -type f \
