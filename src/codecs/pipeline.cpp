@@ -281,6 +281,10 @@ bool pipeline::is_identity() const noexcept {
   return !packing_ && !shuffle_size_ && compressor_ == compressor::none;
 }
 
+bool pipeline::uses_intra_threads() const noexcept {
+  return packing_.has_value() || shuffle_size_.has_value() || compressor_ == compressor::zstd;
+}
+
 std::uint64_t pipeline::encoded_size(std::uint64_t n) const {
   if (packing_) return simple_packing_size(n, packing_->bits_per_value);
   const auto size = raw_byte_size(dtype_, n);
@@ -300,7 +304,7 @@ pipeline::encoded pipeline::encode(std::span<const std::byte> raw, std::uint64_t
                            std::to_string(n) + " float64 values");
     }
     stage1.resize(static_cast<std::size_t>(simple_packing_size(n, packing_->bits_per_value)));
-    simple_packing_encode(raw, declared, *packing_, stage1);
+    simple_packing_encode(raw, declared, *packing_, stage1, threads);
     s1 = stage1;
   }
   // Stage 2: filter.
@@ -308,7 +312,7 @@ pipeline::encoded pipeline::encode(std::span<const std::byte> raw, std::uint64_t
   std::span<const std::byte> s2 = s1;
   if (shuffle_size_) {
     stage2.resize(s1.size());
-    shuffle(s1, *shuffle_size_, stage2);
+    shuffle(s1, *shuffle_size_, stage2, threads);
     s2 = stage2;
   }
   // Stage 3: compression.
@@ -340,7 +344,8 @@ pipeline::encoded pipeline::encode(std::span<const std::byte> raw, std::uint64_t
 }
 
 std::vector<std::byte> pipeline::decode(std::span<const std::byte> payload, std::uint64_t n,
-                                        byte_order declared, byte_order out_order) const {
+                                        byte_order declared, byte_order out_order,
+                                        std::uint32_t threads) const {
   const std::uint64_t x = encoded_size(n);
   // Size gate (spec 03 §9.1) before anything is allocated from the payload.
   if (!shuffle_size_ && compressor_ == compressor::none && payload.size() != x) {
@@ -376,13 +381,13 @@ std::vector<std::byte> pipeline::decode(std::span<const std::byte> payload, std:
   // Stage 2.
   if (shuffle_size_) {
     std::vector<std::byte> un(bytes.size());
-    unshuffle(bytes, *shuffle_size_, un);
+    unshuffle(bytes, *shuffle_size_, un, threads);
     bytes = std::move(un);
   }
   // Stage 1.
   if (packing_) {
     std::vector<std::byte> values(static_cast<std::size_t>(checked_mul(n, 8)));
-    simple_packing_decode(bytes, n, *packing_, out_order, values);
+    simple_packing_decode(bytes, n, *packing_, out_order, values, threads);
     return values;
   }
   swap_to(bytes, stage_order, out_order, dtype_);

@@ -1,9 +1,11 @@
 #include "tensogram/codecs/shuffle.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
 #include "tensogram/core/error.hpp"
+#include "tensogram/core/parallel.hpp"
 
 namespace tensogram::codecs {
 
@@ -18,13 +20,16 @@ void check(std::size_t len, std::size_t s, std::size_t out_len) {
   if (out_len != len) throw encoding_error("shuffle error: output size differs from input size");
 }
 
-// Transposes an S×M byte matrix (rows of S bytes) in cache-sized tiles so
-// both the reads and the writes stay mostly sequential.
+// Transposes elements [e_begin, e_end) of an S×M byte matrix (rows of S
+// bytes) in cache-sized tiles so reads and writes stay mostly sequential.
+// Disjoint element ranges write disjoint bytes, so ranges can run on
+// different threads with identical output.
 template <bool Forward>
-void transpose(const std::byte* in, std::size_t s, std::size_t m, std::byte* out) noexcept {
+void transpose(const std::byte* in, std::size_t s, std::size_t m, std::byte* out, std::size_t e_begin,
+               std::size_t e_end) noexcept {
   constexpr std::size_t tile = 1024;
-  for (std::size_t e0 = 0; e0 < m; e0 += tile) {
-    const std::size_t e1 = e0 + tile < m ? e0 + tile : m;
+  for (std::size_t e0 = e_begin; e0 < e_end; e0 += tile) {
+    const std::size_t e1 = e0 + tile < e_end ? e0 + tile : e_end;
     for (std::size_t b = 0; b < s; ++b) {
       for (std::size_t e = e0; e < e1; ++e) {
         if constexpr (Forward) {
@@ -37,24 +42,35 @@ void transpose(const std::byte* in, std::size_t s, std::size_t m, std::byte* out
   }
 }
 
-}  // namespace
-
-void shuffle(std::span<const std::byte> in, std::size_t element_size, std::span<std::byte> out) {
-  check(in.size(), element_size, out.size());
-  if (element_size == 1 || in.empty()) {
-    if (!in.empty()) std::memcpy(out.data(), in.data(), in.size());
-    return;
-  }
-  transpose<true>(in.data(), element_size, in.size() / element_size, out.data());
+template <bool Forward>
+void transpose_all(const std::byte* in, std::size_t s, std::size_t m, std::byte* out, std::uint32_t threads) {
+  constexpr std::size_t chunk = 1 << 16;  // elements per task
+  const std::size_t chunks = (m + chunk - 1) / chunk;
+  parallel_for(chunks, threads, [&](std::size_t c) {
+    transpose<Forward>(in, s, m, out, c * chunk, std::min(m, (c + 1) * chunk));
+  });
 }
 
-void unshuffle(std::span<const std::byte> in, std::size_t element_size, std::span<std::byte> out) {
+}  // namespace
+
+void shuffle(std::span<const std::byte> in, std::size_t element_size, std::span<std::byte> out,
+             std::uint32_t threads) {
   check(in.size(), element_size, out.size());
   if (element_size == 1 || in.empty()) {
     if (!in.empty()) std::memcpy(out.data(), in.data(), in.size());
     return;
   }
-  transpose<false>(in.data(), element_size, in.size() / element_size, out.data());
+  transpose_all<true>(in.data(), element_size, in.size() / element_size, out.data(), threads);
+}
+
+void unshuffle(std::span<const std::byte> in, std::size_t element_size, std::span<std::byte> out,
+               std::uint32_t threads) {
+  check(in.size(), element_size, out.size());
+  if (element_size == 1 || in.empty()) {
+    if (!in.empty()) std::memcpy(out.data(), in.data(), in.size());
+    return;
+  }
+  transpose_all<false>(in.data(), element_size, in.size() / element_size, out.data(), threads);
 }
 
 }  // namespace tensogram::codecs

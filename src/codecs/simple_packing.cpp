@@ -7,6 +7,7 @@
 #include <string>
 
 #include "tensogram/core/error.hpp"
+#include "tensogram/core/parallel.hpp"
 
 namespace tensogram {
 
@@ -163,7 +164,7 @@ std::uint64_t simple_packing_size(std::uint64_t n, std::uint32_t bits) noexcept 
 }
 
 void simple_packing_encode(std::span<const std::byte> input, byte_order order, const simple_packing_params& p,
-                           std::span<std::byte> out) {
+                           std::span<std::byte> out, std::uint32_t threads) {
   validate(p);
   if (!std::isfinite(p.reference_value)) throw encoding_error("invalid reference_value: must be finite");
   if (p.binary_scale_factor > 256 || p.binary_scale_factor < -256) {
@@ -186,14 +187,23 @@ void simple_packing_encode(std::span<const std::byte> input, byte_order order, c
   const std::uint64_t maxq =
       bits >= 64 ? std::numeric_limits<std::uint64_t>::max() : (std::uint64_t{1} << bits) - 1;
   const double r = p.reference_value;
-  bit_writer w(out);
-  for (std::uint64_t i = 0; i < n; ++i) {
-    const double x = (load_f64(input.data() + i * 8, swap) - r) * scale;
-    std::uint64_t q = saturating_u64(std::round(x));
-    if (q > maxq) q = maxq;
-    w.put(q, bits);
-  }
-  w.flush();
+  // Chunks of a multiple of 8 values start on byte boundaries, so they pack
+  // independently into disjoint bytes: identical output for any thread count.
+  const std::uint64_t chunk = 1U << 16;
+  const auto chunks = static_cast<std::size_t>((n + chunk - 1) / chunk);
+  parallel_for(chunks, threads, [&](std::size_t c) {
+    const std::uint64_t first = c * chunk;
+    const std::uint64_t last = std::min(n, first + chunk);
+    const std::size_t byte0 = static_cast<std::size_t>(first / 8 * bits);
+    bit_writer w(out.subspan(byte0));
+    for (std::uint64_t i = first; i < last; ++i) {
+      const double x = (load_f64(input.data() + i * 8, swap) - r) * scale;
+      std::uint64_t q = saturating_u64(std::round(x));
+      if (q > maxq) q = maxq;
+      w.put(q, bits);
+    }
+    w.flush();
+  });
 }
 
 void simple_packing_decode_bits(std::span<const std::byte> packed, std::uint64_t first_bit,
@@ -235,8 +245,23 @@ void simple_packing_decode_range(std::span<const std::byte> packed, std::uint64_
 }
 
 void simple_packing_decode(std::span<const std::byte> packed, std::uint64_t n, const simple_packing_params& p,
-                           byte_order order, std::span<std::byte> out) {
-  simple_packing_decode_range(packed, 0, n, p, order, out);
+                           byte_order order, std::span<std::byte> out, std::uint32_t threads) {
+  validate(p);
+  if (simple_packing_size(n, p.bits_per_value) > packed.size()) {
+    throw encoding_error("insufficient data: simple_packing needs " +
+                         std::to_string(simple_packing_size(n, p.bits_per_value)) + " byte(s), payload has " +
+                         std::to_string(packed.size()));
+  }
+  if (out.size() / 8 < n) throw encoding_error("simple_packing output buffer too small");
+  const std::uint64_t chunk = 1U << 16;
+  const auto chunks = static_cast<std::size_t>((n + chunk - 1) / chunk);
+  parallel_for(chunks, threads, [&](std::size_t c) {
+    const std::uint64_t first = c * chunk;
+    const std::uint64_t count = std::min(n, first + chunk) - first;
+    simple_packing_decode_range(
+        packed, first, count, p, order,
+        out.subspan(static_cast<std::size_t>(first * 8), static_cast<std::size_t>(count * 8)));
+  });
 }
 
 }  // namespace codecs

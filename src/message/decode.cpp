@@ -353,7 +353,10 @@ decoded_object decode_sliced(const buffer& msg, sliced_object s, const decode_op
   const byte_order wanted = options.native_byte_order ? native_byte_order() : stored;
   const bool restore = options.restore_non_finite && has_masks(d);
   if (!pl.is_identity()) {
-    std::vector<std::byte> decoded = pl.decode(s.payload, n, stored, wanted);
+    // The threads budget splits simple_packing and shuffle; results never
+    // depend on it (spec 02 §14).
+    const std::uint32_t threads = s.payload.size() >= 65536 ? options.threads : 0;
+    std::vector<std::byte> decoded = pl.decode(s.payload, n, stored, wanted, threads);
     if (restore) restore_non_finite(s, decoded, wanted);
     return decoded_object(std::move(s.descriptor), buffer::owned(std::move(decoded)), wanted, s.hash, false);
   }

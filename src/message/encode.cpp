@@ -13,6 +13,7 @@
 #include "tensogram/core/byte_order.hpp"
 #include "tensogram/core/error.hpp"
 #include "tensogram/core/hex.hpp"
+#include "tensogram/core/parallel.hpp"
 #include "tensogram/format/aggregate_frames.hpp"
 #include "tensogram/format/frame.hpp"
 #include "tensogram/format/hash.hpp"
@@ -334,18 +335,33 @@ void encode_message(const global_metadata& metadata, std::span<const object_inpu
   std::uint64_t total_input = 0;
   for (const object_input& in : objects) total_input += in.data.size();
   const std::uint32_t budget = thread_budget(options);
-  const std::uint32_t intra = (budget > 0 && total_input >= 65536) ? budget : 0;
-  std::vector<prepared_object> prepared;
-  prepared.reserve(objects.size());
-  for (std::size_t i = 0; i < objects.size(); ++i) {
+  const bool parallel = budget > 0 && total_input >= 65536;
+  // Objects in parallel ("axis A") only when no object's codec would use the
+  // budget itself; otherwise objects run in order and each codec gets it.
+  bool any_intra = false;
+  if (parallel && budget > 1 && objects.size() > 1) {
+    for (const object_input& in : objects) {
+      try {
+        data_object_descriptor probe = in.descriptor;
+        if (probe.encoding == "simple_packing") any_intra = true;  // params may still be absent
+        any_intra = any_intra || codecs::pipeline::build(probe).uses_intra_threads();
+      } catch (const error&) {
+        any_intra = true;  // the sequential pass reports the error in order
+      }
+    }
+  }
+  const bool axis_a = parallel && budget > 1 && objects.size() > 1 && !any_intra;
+  const std::uint32_t intra = (parallel && !axis_a) ? budget : 0;
+  std::vector<prepared_object> prepared(objects.size());
+  parallel_for(objects.size(), axis_a ? budget : 0, [&](std::size_t i) {
     const object_input& in = objects[i];
     validate_object(in, i);
     prepared_object obj = pre_encoded ? prepare_pre_encoded(in) : prepare_raw(in, options, intra);
     obj.cbor = cbor::encode(obj.descriptor.to_cbor());
     obj.frame_length =
         format::frame_header_size + obj.payload.size() + obj.cbor.size() + format::data_footer_size;
-    prepared.push_back(std::move(obj));
-  }
+    prepared[i] = std::move(obj);
+  });
 
   // 2. Metadata enrichment.
   std::vector<data_object_descriptor> descriptors;

@@ -51,6 +51,8 @@ class pipeline {
   void check_encodable() const;
 
   [[nodiscard]] bool is_identity() const noexcept;
+  /// "Intra-codec friendly" (spec 03 §13): zstd, simple_packing or shuffle.
+  [[nodiscard]] bool uses_intra_threads() const noexcept;
   [[nodiscard]] compressor compression() const noexcept { return compressor_; }
 
   /// Size of the encoding stage's output (the "X" of spec 03 §9.2).
@@ -62,14 +64,17 @@ class pipeline {
     std::optional<std::vector<std::uint64_t>> szip_block_offsets;
   };
   /// Runs encoding, filter and compression over `raw` (N elements in
-  /// `declared` order). `threads` ≥ 1 lets zstd use worker threads.
+  /// `declared` order). `threads` ≥ 1 splits simple_packing and shuffle into
+  /// chunks (same bytes) and gives zstd worker threads (different bytes,
+  /// as in the reference, spec 03 §13).
   [[nodiscard]] encoded encode(std::span<const std::byte> raw, std::uint64_t n, byte_order declared,
                                std::uint32_t threads = 0) const;
 
   /// Decodes a payload to N elements in `out_order` (float64 for
   /// simple_packing). Sizes are checked against the descriptor.
   [[nodiscard]] std::vector<std::byte> decode(std::span<const std::byte> payload, std::uint64_t n,
-                                              byte_order declared, byte_order out_order) const;
+                                              byte_order declared, byte_order out_order,
+                                              std::uint32_t threads = 0) const;
 
   /// Elements `[offset, offset + count)` only (spec 03 §10). Throws
   /// `encoding_error` for filters, bitmask and codecs without range support,

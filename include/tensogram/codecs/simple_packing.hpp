@@ -39,12 +39,12 @@ namespace codecs {
 /// for invalid parameters (non-finite R, |E| > 256, B > 64) or a non-finite
 /// value (spec 03 §4.5).
 void simple_packing_encode(std::span<const std::byte> input, byte_order order, const simple_packing_params& p,
-                           std::span<std::byte> out);
+                           std::span<std::byte> out, std::uint32_t threads = 0);
 
 /// Unpacks `n` values into `out` (8·n bytes) as float64 in `order`. Throws
 /// `encoding_error` when `packed` is shorter than required (spec 03 §4.6).
 void simple_packing_decode(std::span<const std::byte> packed, std::uint64_t n, const simple_packing_params& p,
-                           byte_order order, std::span<std::byte> out);
+                           byte_order order, std::span<std::byte> out, std::uint32_t threads = 0);
 
 /// Unpacks `count` values whose fields start at stream bit `first_bit` of
 /// `packed` (range decode from a byte-aligned excerpt, spec 03 §10).
