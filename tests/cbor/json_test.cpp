@@ -141,3 +141,32 @@ TEST(JsonToCbor, MalformedTextIsMetadataError) {
 }
 
 }  // namespace
+
+// Regression (found by fuzz_decode_metadata): map keys that are themselves
+// maps are named by their JSON text, escaped again at every level; deep
+// nesting must end in a typed error, not exponential memory.
+TEST(CborJsonRegression, DeeplyNestedNonTextKeysRejected) {
+  tensogram::cbor::value v = tensogram::cbor::value(1);
+  for (int depth = 0; depth < 40; ++depth) {
+    tensogram::cbor::map m;
+    m.push_back(tensogram::cbor::map_entry{v, tensogram::cbor::value("x")});
+    v = tensogram::cbor::value(std::move(m));
+  }
+  EXPECT_THROW((void)tensogram::cbor::to_json(v), tensogram::metadata_error);
+}
+
+// Regression (found in review): building a metadata map of many keys must
+// stay linear; 40,000 keys parse well within the test timeout.
+TEST(CborJsonRegression, ManyKeysParseAndRoundTrip) {
+  tensogram::cbor::map m;
+  for (int i = 0; i < 40'000; ++i) {
+    m.push_back(tensogram::cbor::map_entry{tensogram::cbor::value("k" + std::to_string(i)),
+                                           tensogram::cbor::value(i)});
+  }
+  tensogram::cbor::value base(std::move(m));
+  tensogram::cbor::value top = tensogram::cbor::value::make_map({{"_extra_", base}});
+  const std::vector<std::byte> bytes = tensogram::cbor::encode(top);
+  const tensogram::global_metadata g = tensogram::global_metadata::from_cbor_bytes(bytes);
+  EXPECT_EQ(g.extra.size(), 40'000U);
+  EXPECT_EQ(*g.extra.find("k39999")->as_int64(), 39'999);
+}
