@@ -3,6 +3,8 @@
 #include <libaec.h>
 
 #include <algorithm>
+#include <bit>
+#include <cstring>
 #include <string>
 
 #include "tensogram/core/error.hpp"
@@ -52,39 +54,63 @@ aec_stream make_stream(const szip_params& p) {
 // hostile payloads end in an error.
 class bit_reader {
  public:
-  bit_reader(std::span<const std::byte> b, std::uint64_t bit) noexcept : b_(b), pos_(bit) {}
+  bit_reader(std::span<const std::byte> b, std::uint64_t bit) noexcept
+      : b_(b), pos_(bit), limit_(8 * static_cast<std::uint64_t>(b.size())) {}
   [[nodiscard]] std::uint64_t position() const noexcept { return pos_; }
   std::uint32_t bits(unsigned n) {
     if (n == 0) return 0;
-    if (pos_ + n > 8 * static_cast<std::uint64_t>(b_.size())) fail("stream ends inside a coded data set");
-    std::uint32_t v = 0;
-    for (unsigned i = 0; i < n; ++i, ++pos_) {
-      const unsigned byte = static_cast<unsigned>(b_[static_cast<std::size_t>(pos_ / 8)]);
-      v = (v << 1) | ((byte >> (7 - pos_ % 8)) & 1U);
-    }
+    if (pos_ + n > limit_) fail("stream ends inside a coded data set");
+    const auto v = static_cast<std::uint32_t>(window() >> (64 - n));
+    pos_ += n;
     return v;
   }
   void skip(std::uint64_t n) {
-    if (pos_ + n > 8 * static_cast<std::uint64_t>(b_.size())) fail("stream ends inside a coded data set");
+    if (n > limit_ - pos_) fail("stream ends inside a coded data set");
     pos_ += n;
   }
-  // Fundamental sequence: count of zeros before the next one.
+  // Fundamental sequence: count of zeros before the next one, 64 bits at a
+  // time.
   std::uint32_t fs() {
-    std::uint32_t count = 0;
-    const std::uint64_t limit = 8 * static_cast<std::uint64_t>(b_.size());
+    std::uint64_t count = 0;
     for (;;) {
-      if (pos_ >= limit) fail("stream ends inside a fundamental sequence");
-      const unsigned byte = static_cast<unsigned>(b_[static_cast<std::size_t>(pos_ / 8)]);
-      const bool one = ((byte >> (7 - pos_ % 8)) & 1U) != 0;
-      ++pos_;
-      if (one) return count;
-      ++count;
+      if (pos_ >= limit_) fail("stream ends inside a fundamental sequence");
+      const std::uint64_t w = window();
+      const auto zeros = static_cast<std::uint64_t>(w == 0 ? 64 : std::countl_zero(w));
+      if (zeros >= limit_ - pos_) fail("stream ends inside a fundamental sequence");
+      if (w != 0) {
+        pos_ += zeros + 1;
+        count += zeros;
+        if (count > 0xFFFFFFFFULL) fail("fundamental sequence too long");
+        return static_cast<std::uint32_t>(count);
+      }
+      pos_ += 64;
+      count += 64;
     }
   }
 
  private:
+  // The 64 stream bits from `pos_` (MSB-first), zero past the end.
+  [[nodiscard]] std::uint64_t window() const noexcept {
+    const auto byte = static_cast<std::size_t>(pos_ / 8);
+    const auto shift = static_cast<unsigned>(pos_ % 8);
+    std::uint64_t x = 0;
+    unsigned next = 0;
+    if (byte + 9 <= b_.size()) {
+      std::memcpy(&x, b_.data() + byte, 8);
+      if constexpr (std::endian::native == std::endian::little) x = __builtin_bswap64(x);
+      next = static_cast<unsigned>(b_[byte + 8]);
+    } else {
+      for (std::size_t k = 0; k < 8; ++k) {
+        x = (x << 8) | (byte + k < b_.size() ? static_cast<unsigned>(b_[byte + k]) : 0U);
+      }
+      next = byte + 8 < b_.size() ? static_cast<unsigned>(b_[byte + 8]) : 0U;
+    }
+    return shift == 0 ? x : (x << shift) | (next >> (8 - shift));
+  }
+
   std::span<const std::byte> b_;
   std::uint64_t pos_;
+  std::uint64_t limit_;
 };
 
 unsigned id_length(const szip_params& p) {
