@@ -17,53 +17,10 @@ using namespace codectest;
 using tg::dtype;
 using range_list = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
 
-int top_exponent_bit(dtype t) {
-  switch (t) {
-    case dtype::float16:
-    case dtype::bfloat16: return 14;
-    case dtype::float32:
-    case dtype::complex64: return 30;
-    case dtype::float64:
-    case dtype::complex128: return 62;
-    default: return -1;
-  }
-}
-
-// Random values of `t` (finite for floats), in both byte orders.
-struct sample {
-  bytes big;
-  bytes little;
-  [[nodiscard]] const bytes& in(tg::byte_order o) const { return o == tg::byte_order::big ? big : little; }
-};
+using sample = tgtest::random_sample;
 
 sample make_sample(dtype t, std::uint64_t n, std::mt19937_64& rng) {
-  sample s;
-  if (t == dtype::bitmask) {
-    const auto size = static_cast<std::size_t>(*tg::raw_byte_size(t, n));
-    // Runs of ones and zeros, so rle/roaring have structure to find.
-    for (std::size_t i = 0; i < size; ++i) {
-      const auto r = rng() % 4;
-      s.big.push_back(r == 0   ? std::byte{0}
-                      : r == 1 ? std::byte{0xFF}
-                               : static_cast<std::byte>(rng() & 0xFF));
-    }
-    s.little = s.big;
-    return s;
-  }
-  const std::size_t unit = tg::dtype_swap_unit(t);
-  const std::size_t width = tg::dtype_width(t);
-  const std::size_t components = n * (width / unit);
-  const int top = top_exponent_bit(t);
-  for (std::size_t c = 0; c < components; ++c) {
-    std::uint64_t v = rng();
-    if (c % 5 == 0) v = 0;  // some zero runs for the compressors
-    if (unit < 8) v &= (std::uint64_t{1} << (8 * unit)) - 1;
-    if (top >= 0) v &= ~(std::uint64_t{1} << top);
-    for (std::size_t b = 0; b < unit; ++b)
-      s.big.push_back(static_cast<std::byte>((v >> (8 * (unit - 1 - b))) & 0xFF));
-    for (std::size_t b = 0; b < unit; ++b) s.little.push_back(static_cast<std::byte>((v >> (8 * b)) & 0xFF));
-  }
-  return s;
+  return tgtest::make_random_sample(t, n, rng, /*structured=*/true);
 }
 
 bytes element_slice(const bytes& b, std::size_t width, std::uint64_t offset, std::uint64_t count) {

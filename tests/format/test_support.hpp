@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iterator>
 #include <optional>
+#include <random>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -298,6 +299,66 @@ inline tensogram::provenance test_provenance() {
   p.time = "2026-01-02T03:04:05Z";
   p.uuid = "00000000-0000-4000-8000-000000000000";
   return p;
+}
+
+// Bit index of the top exponent bit of one component of `t` (-1 for
+// non-floats); clearing it keeps random float values finite.
+inline int top_exponent_bit(tensogram::dtype t) {
+  switch (t) {
+    case tensogram::dtype::float16:
+    case tensogram::dtype::bfloat16: return 14;
+    case tensogram::dtype::float32:
+    case tensogram::dtype::complex64: return 30;
+    case tensogram::dtype::float64:
+    case tensogram::dtype::complex128: return 62;
+    default: return -1;
+  }
+}
+
+// Random values for `n` elements of `t` (finite for floats), as the bytes
+// an encoder receives in either byte order.
+struct random_sample {
+  bytes big;     // each component stored big-endian
+  bytes little;  // the same values, little-endian
+  [[nodiscard]] const bytes& in(tensogram::byte_order o) const {
+    return o == tensogram::byte_order::big ? big : little;
+  }
+};
+
+// `structured` gives compressors something to find: every fifth component
+// zero, and bitmask bytes in runs of 00 / FF.
+inline random_sample make_random_sample(tensogram::dtype t, std::uint64_t n, std::mt19937_64& rng,
+                                        bool structured = false) {
+  random_sample s;
+  if (t == tensogram::dtype::bitmask) {
+    const auto size = static_cast<std::size_t>(*tensogram::raw_byte_size(t, n));
+    for (std::size_t i = 0; i < size; ++i) {
+      if (!structured) {
+        s.big.push_back(static_cast<std::byte>(rng() & 0xFF));
+        continue;
+      }
+      const auto r = rng() % 4;
+      s.big.push_back(r == 0   ? std::byte{0}
+                      : r == 1 ? std::byte{0xFF}
+                               : static_cast<std::byte>(rng() & 0xFF));
+    }
+    s.little = s.big;
+    return s;
+  }
+  const std::size_t unit = tensogram::dtype_swap_unit(t);
+  const std::size_t width = tensogram::dtype_width(t);
+  const std::size_t components = n * (width / unit);
+  const int top = top_exponent_bit(t);
+  for (std::size_t c = 0; c < components; ++c) {
+    std::uint64_t v = rng();
+    if (structured && c % 5 == 0) v = 0;
+    if (unit < 8) v &= (std::uint64_t{1} << (8 * unit)) - 1;
+    if (top >= 0) v &= ~(std::uint64_t{1} << top);
+    for (std::size_t b = 0; b < unit; ++b)
+      s.big.push_back(static_cast<std::byte>((v >> (8 * (unit - 1 - b))) & 0xFF));
+    for (std::size_t b = 0; b < unit; ++b) s.little.push_back(static_cast<std::byte>((v >> (8 * b)) & 0xFF));
+  }
+  return s;
 }
 
 }  // namespace tgtest

@@ -20,49 +20,10 @@ namespace cbor = tensogram::cbor;
 using tg::dtype;
 using tgtest::bytes;
 
-// Position of the top exponent bit of each float component; clearing it
-// keeps random values finite.
-int top_exponent_bit(dtype t) {
-  switch (t) {
-    case dtype::float16:
-    case dtype::bfloat16: return 14;
-    case dtype::float32:
-    case dtype::complex64: return 30;
-    case dtype::float64:
-    case dtype::complex128: return 62;
-    default: return -1;
-  }
-}
-
-// Random element values for `n` elements of `t`, as the bytes the encoder
-// receives in `order`, plus the same values in every byte order.
-struct sample {
-  bytes big;     // values with each component stored big-endian
-  bytes little;  // the same values, little-endian
-  [[nodiscard]] const bytes& in(tg::byte_order o) const { return o == tg::byte_order::big ? big : little; }
-};
+using sample = tgtest::random_sample;
 
 sample make_sample(dtype t, std::uint64_t n, std::mt19937_64& rng) {
-  sample s;
-  if (t == dtype::bitmask) {
-    const auto size = static_cast<std::size_t>(*tg::raw_byte_size(t, n));
-    for (std::size_t i = 0; i < size; ++i) s.big.push_back(static_cast<std::byte>(rng() & 0xFF));
-    s.little = s.big;
-    return s;
-  }
-  const std::size_t unit = tg::dtype_swap_unit(t);
-  const std::size_t width = tg::dtype_width(t);
-  const std::size_t components = n * (width / unit);
-  const int top = top_exponent_bit(t);
-  for (std::size_t c = 0; c < components; ++c) {
-    std::uint64_t v = rng();
-    if (unit < 8) v &= (std::uint64_t{1} << (8 * unit)) - 1;
-    if (top >= 0) v &= ~(std::uint64_t{1} << top);
-    for (std::size_t b = 0; b < unit; ++b)
-      s.big.push_back(static_cast<std::byte>((v >> (8 * (unit - 1 - b))) & 0xFF));
-    for (std::size_t b = 0; b < unit; ++b) s.little.push_back(static_cast<std::byte>((v >> (8 * b)) & 0xFF));
-  }
-  return s;
+  return tgtest::make_random_sample(t, n, rng);
 }
 
 bytes to_bytes(std::span<const std::byte> s) {
