@@ -44,6 +44,17 @@ range_list ranges_for(std::uint64_t n) {
   return {{0, 1}, {3, 17}, {n / 2, n / 3}, {n - 5, 5}, {0, n}, {n - 1, 1}, {7, 0}};
 }
 
+// decode_range over `ranges` returns exactly the matching slices of
+// `full` (the whole object decoded, `width` bytes per element).
+void expect_ranges_match(const bytes& msg, const range_list& ranges, const bytes& full, std::size_t width) {
+  const std::vector<tg::buffer> parts = tg::decode_range(tg::buffer::borrowed(msg), 0, ranges);
+  ASSERT_EQ(parts.size(), ranges.size());
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    EXPECT_EQ(to_bytes(parts[i].bytes()), element_slice(full, width, ranges[i].first, ranges[i].second))
+        << "range " << i;
+  }
+}
+
 const std::vector<std::string>& lossless_compressions() {
   static const std::vector<std::string> c = {"none", "szip", "zstd", "lz4"};
   return c;
@@ -116,12 +127,7 @@ TEST_P(LosslessPipelines, BitExactAndRangesExact) {
             "range decode not supported");
         continue;
       }
-      const std::vector<tg::buffer> parts = tg::decode_range(tg::buffer::borrowed(msg), 0, ranges);
-      ASSERT_EQ(parts.size(), ranges.size());
-      for (std::size_t i = 0; i < ranges.size(); ++i) {
-        EXPECT_EQ(to_bytes(parts[i].bytes()), element_slice(native, w, ranges[i].first, ranges[i].second))
-            << "range " << i;
-      }
+      expect_ranges_match(msg, ranges, native, w);
       tg::decode_options declared;
       declared.native_byte_order = false;
       const std::vector<tg::buffer> dparts = tg::decode_range(tg::buffer::borrowed(msg), 0, ranges, declared);
@@ -203,14 +209,7 @@ TEST(SimplePackingPipelines, EveryWidthFilterCompressionAndOrder) {
           EXPECT_EQ(f64_values(raw.object(0).bytes(), order), got);
           // Ranges: exactly the elements of the full decode.
           if (filter == "none" && (comp == "none" || comp == "szip")) {
-            const range_list ranges = ranges_for(n);
-            const std::vector<tg::buffer> parts = tg::decode_range(tg::buffer::borrowed(msg), 0, ranges);
-            ASSERT_EQ(parts.size(), ranges.size());
-            const bytes full = to_bytes(m.object(0).bytes());
-            for (std::size_t i = 0; i < ranges.size(); ++i) {
-              EXPECT_EQ(to_bytes(parts[i].bytes()), element_slice(full, 8, ranges[i].first, ranges[i].second))
-                  << "range " << i;
-            }
+            expect_ranges_match(msg, ranges_for(n), to_bytes(m.object(0).bytes()), 8);
           }
         }
       }
@@ -263,14 +262,7 @@ TEST(ZfpPipelines, AllModesBothOrders) {
       for (std::uint64_t i = 0; i < n; ++i) worst = std::max(worst, std::abs(got[i] - values[i]));
       EXPECT_LE(worst, mc.max_error);
       EXPECT_EQ(f64_values(decode_msg(msg, false).object(0).bytes(), order), got);
-      const range_list ranges = ranges_for(n);
-      const std::vector<tg::buffer> parts = tg::decode_range(tg::buffer::borrowed(msg), 0, ranges);
-      ASSERT_EQ(parts.size(), ranges.size());
-      const bytes full = to_bytes(m.object(0).bytes());
-      for (std::size_t i = 0; i < ranges.size(); ++i) {
-        EXPECT_EQ(to_bytes(parts[i].bytes()), element_slice(full, 8, ranges[i].first, ranges[i].second))
-            << "range " << i;
-      }
+      expect_ranges_match(msg, ranges_for(n), to_bytes(m.object(0).bytes()), 8);
     }
   }
 }
