@@ -19,7 +19,13 @@
 #include "tensogram/core/dtype.hpp"
 #include "tensogram/core/error.hpp"
 #include "tensogram/core/hex.hpp"
+#include "tensogram/core/thread_pool.hpp"
 #include "tensogram/format/scan.hpp"
+#include "tensogram/io/async.hpp"
+#include "tensogram/io/byte_source.hpp"
+#include "tensogram/io/file.hpp"
+#include "tensogram/io/iterators.hpp"
+#include "tensogram/io/source_scan.hpp"
 #include "tensogram/message/decode.hpp"
 #include "tensogram/message/descriptor.hpp"
 #include "tensogram/message/encode.hpp"
@@ -28,6 +34,7 @@
 #include "tensogram/message/metadata_view.hpp"
 #include "tensogram/message/non_finite.hpp"
 #include "tensogram/message/options.hpp"
+#include "tensogram/message/streaming_encoder.hpp"
 
 namespace tensogram {
 /// The wire-format version this library reads and writes.

@@ -649,12 +649,11 @@ message decode_object(const buffer& msg, std::size_t index, const decode_options
   return message(metadata(std::move(lo.metadata)), std::move(one));
 }
 
-std::vector<buffer> decode_range(const buffer& msg, std::size_t object_index,
-                                 std::span<const std::pair<std::uint64_t, std::uint64_t>> ranges,
-                                 const decode_options& options) {
-  // Range decode never verifies hashes (spec 02 §8.6).
-  const located_object lo = locate_object(msg.bytes(), object_index);
-  const sliced_object& s = lo.object;
+namespace {
+
+std::vector<buffer> decode_sliced_range(const sliced_object& s,
+                                        std::span<const std::pair<std::uint64_t, std::uint64_t>> ranges,
+                                        const decode_options& options) {
   const data_object_descriptor& d = s.descriptor;
   const codecs::pipeline pl = codecs::pipeline::build(d);
   pl.check_range_decode();
@@ -677,6 +676,80 @@ std::vector<buffer> decode_range(const buffer& msg, std::size_t object_index,
                            "): " + std::string(detail));
     }
   }
+  return out;
+}
+
+// The one data-object frame that makes up `frame` (spec 02 §14 "single-frame
+// decode"), checked to be exactly one type-9 frame.
+sliced_object slice_single_frame(const buffer& frame, std::size_t object_index, bool verify) {
+  const std::span<const std::byte> bytes = frame.bytes();
+  if (bytes.size() < format::frame_header_size || !format::has_frame_marker(bytes)) {
+    throw framing_error("object " + std::to_string(object_index) + ": no frame header at the start of " +
+                        std::to_string(bytes.size()) + " byte(s)");
+  }
+  const format::frame_header h = format::read_frame_header(bytes, 0);
+  if (h.type != frame_type::ntensor) {
+    throw framing_error("object " + std::to_string(object_index) + ": expected a data-object frame, got " +
+                        std::string(format::frame_type_name(h.type)));
+  }
+  if (h.total_length != bytes.size()) {
+    throw framing_error("object " + std::to_string(object_index) + ": frame total_length " +
+                        std::to_string(h.total_length) + " but " + std::to_string(bytes.size()) +
+                        " byte(s) were given");
+  }
+  const frame_view f = format::locate_frame(bytes, 0, h, bytes.size());
+  if (verify) {
+    // Spec 02 §14: verified before any CBOR is parsed.
+    if (!f.hash_present()) throw missing_hash_error(object_index);
+    const std::uint64_t actual = format::xxh3_64(f.body());
+    if (actual != f.hash_slot()) throw hash_mismatch_error(object_index, f.hash_slot(), actual);
+  }
+  return slice_object(f, 0);
+}
+
+}  // namespace
+
+std::vector<buffer> decode_range(const buffer& msg, std::size_t object_index,
+                                 std::span<const std::pair<std::uint64_t, std::uint64_t>> ranges,
+                                 const decode_options& options) {
+  // Range decode never verifies hashes (spec 02 §8.6).
+  const located_object lo = locate_object(msg.bytes(), object_index);
+  return decode_sliced_range(lo.object, ranges, options);
+}
+
+decoded_object decode_data_frame(const buffer& frame, std::size_t object_index,
+                                 const decode_options& options) {
+  return decode_sliced(frame, slice_single_frame(frame, object_index, options.verify_hash), options);
+}
+
+std::vector<buffer> decode_data_frame_range(const buffer& frame, std::size_t object_index,
+                                            std::span<const std::pair<std::uint64_t, std::uint64_t>> ranges,
+                                            const decode_options& options) {
+  return decode_sliced_range(slice_single_frame(frame, object_index, false), ranges, options);
+}
+
+data_object_descriptor decode_data_frame_descriptor(const buffer& frame, std::size_t object_index) {
+  return slice_single_frame(frame, object_index, false).descriptor;
+}
+
+message_layout read_message_layout(std::span<const std::byte> msg) {
+  message_layout out;
+  if (std::optional<indexed_message> im = read_index(msg); im && index_tiles_body(*im)) {
+    const std::size_t count = im->index.offsets.size();
+    global_metadata g = std::move(*im->meta);
+    if (g.base.size() > count) {
+      throw metadata_error("metadata base has " + std::to_string(g.base.size()) +
+                           " entries but message contains " + std::to_string(count) + " objects");
+    }
+    g.base.resize(count, cbor::value::make_map());
+    out.metadata = std::move(g);
+    for (std::size_t k = 0; k < count; ++k)
+      out.objects.push_back({im->index.offsets[k], im->index.lengths[k]});
+    return out;
+  }
+  walked_message w = walk_message(msg);
+  for (const data_frame_entry& e : w.objects) out.objects.push_back({e.frame.offset, e.frame.bytes.size()});
+  out.metadata = assemble_metadata(std::move(w.meta), w.objects);
   return out;
 }
 

@@ -22,6 +22,8 @@
 #include "tensogram/message/masks.hpp"
 #include "tensogram/message/non_finite.hpp"
 
+#include "encode_internal.hpp"
+
 namespace tensogram {
 
 bool encode_options::hashing() const {
@@ -30,22 +32,8 @@ bool encode_options::hashing() const {
   throw metadata_error("unknown hash type: " + hash_algo);
 }
 
+namespace detail {
 namespace {
-
-using format::align8;
-using format::frame_type;
-
-struct prepared_object {
-  data_object_descriptor descriptor;
-  std::vector<std::byte> cbor;
-  /// Encoded payload region when the pipeline or masks produced new bytes.
-  std::vector<std::byte> owned;
-  /// The payload region to write: `owned`, or the caller's bytes verbatim.
-  std::span<const std::byte> payload;
-  bool scan_nan = false;
-  bool scan_inf = false;
-  std::uint64_t frame_length = 0;
-};
 
 cbor::value tensor_info(const data_object_descriptor& d) {
   cbor::array shape;
@@ -83,45 +71,12 @@ void validate_object(const object_input& in, std::size_t index) {
   }
 }
 
-std::vector<std::byte> index_body(const std::vector<std::uint64_t>& lengths,
-                                  const std::vector<std::uint64_t>& offsets) {
-  return format::encode_index_body(format::index_body{offsets, lengths});
-}
-
-std::vector<std::byte> hash_body(const std::vector<std::uint64_t>& digests) {
-  return format::encode_hash_body(digests);
-}
-
-std::vector<std::uint64_t> offsets_from(std::uint64_t start, const std::vector<std::uint64_t>& lengths) {
-  std::vector<std::uint64_t> out(lengths.size());
-  std::uint64_t o = start;
-  for (std::size_t i = 0; i < lengths.size(); ++i) {
-    out[i] = o;
-    o = align8(o + lengths[i]);
-  }
-  return out;
-}
-
-void zero(std::vector<std::byte>& out, std::size_t from, std::size_t to) {
-  if (to > from) std::memset(out.data() + from, 0, to - from);
-}
-
-// Writes one data-object frame at `at` (CBOR-after layout, spec 01 §13.1)
-// and returns its slot digest. The payload is copied (screened for
+// The data frame's payload region, copied to `dst` (screened for
 // non-finite values in the same loop) and hashed block by block while the
-// block is still in cache: one read of the source from memory.
-std::uint64_t write_data_frame(std::vector<std::byte>& out, std::size_t at, const prepared_object& obj,
-                               bool hashing) {
+// block is still in cache: one read of the source from memory. Then the
+// CBOR descriptor.
+std::uint64_t copy_frame_body(std::byte* payload_dst, const prepared_object& obj, bool hashing) {
   const std::size_t p = obj.payload.size();
-  format::frame_header h;
-  h.type = frame_type::ntensor;
-  h.flags = static_cast<std::uint16_t>(format::frame_flags::cbor_after_payload |
-                                       (hashing ? format::frame_flags::hash_present : 0));
-  h.total_length = obj.frame_length;
-  std::byte* base = out.data() + at;
-  format::write_frame_header(std::span<std::byte, 16>(base, 16), h);
-
-  std::byte* payload_dst = base + format::frame_header_size;
   const dtype t = obj.descriptor.dtype;
   const byte_order order = obj.descriptor.effective_byte_order();
   const bool scan = obj.scan_nan || obj.scan_inf;
@@ -144,16 +99,9 @@ std::uint64_t write_data_frame(std::vector<std::byte>& out, std::size_t at, cons
   }
   std::byte* cbor_dst = payload_dst + p;
   std::memcpy(cbor_dst, obj.cbor.data(), obj.cbor.size());
-  std::uint64_t digest = 0;
-  if (hashing) {
-    stream.update(std::span<const std::byte>(cbor_dst, obj.cbor.size()));
-    digest = stream.digest();
-  }
-  std::byte* footer = cbor_dst + obj.cbor.size();
-  store_be64(footer, format::frame_header_size + p);  // cbor_offset
-  store_be64(footer + 8, digest);
-  std::memcpy(footer + 16, format::frame_end_marker.data(), 4);
-  return digest;
+  if (!hashing) return 0;
+  stream.update(std::span<const std::byte>(cbor_dst, obj.cbor.size()));
+  return stream.digest();
 }
 
 // Mask methods requested by the options, validated once (spec 02 §13).
@@ -301,6 +249,18 @@ prepared_object prepare_raw(const object_input& in, const encode_options& option
   return obj;
 }
 
+}  // namespace
+
+prepared_object prepare_object(const object_input& in, std::size_t index, const encode_options& options,
+                               bool pre_encoded, std::uint32_t intra) {
+  validate_object(in, index);
+  prepared_object obj = pre_encoded ? prepare_pre_encoded(in) : prepare_raw(in, options, intra);
+  obj.cbor = cbor::encode(obj.descriptor.to_cbor());
+  obj.frame_length =
+      format::frame_header_size + obj.payload.size() + obj.cbor.size() + format::data_footer_size;
+  return obj;
+}
+
 // Thread budget (spec 03 §13): the option if > 0, else TENSOGRAM_THREADS.
 std::uint32_t thread_budget(const encode_options& o) {
   if (o.threads > 0) return o.threads;
@@ -316,6 +276,97 @@ std::uint32_t thread_budget(const encode_options& o) {
     throw encoding_error("invalid TENSOGRAM_THREADS value: '" + std::string(v) + "'");
   }
   return n;
+}
+
+void validate_mask_options(const encode_options& options) {
+  (void)mask_request_from(options);
+}
+
+void validate_client_metadata(const global_metadata& metadata, std::optional<std::size_t> object_count) {
+  if (metadata.reserved.size() != 0) {
+    throw metadata_error("client code must not write to '_reserved_' at message level");
+  }
+  if (object_count && metadata.base.size() > *object_count) {
+    throw metadata_error("metadata base has " + std::to_string(metadata.base.size()) +
+                         " entries but message contains " + std::to_string(*object_count) + " objects");
+  }
+  for (std::size_t i = 0; i < metadata.base.size(); ++i) {
+    if (!metadata.base[i].is_map()) {
+      throw metadata_error("base[" + std::to_string(i) + "] must be a map");
+    }
+    if (metadata.base[i].contains("_reserved_")) {
+      throw metadata_error("client code must not write '_reserved_' in base[" + std::to_string(i) + "]");
+    }
+  }
+}
+
+format::frame_header data_frame_header(const prepared_object& obj, bool hashing) noexcept {
+  format::frame_header h;
+  h.type = format::frame_type::ntensor;
+  h.flags = static_cast<std::uint16_t>(format::frame_flags::cbor_after_payload |
+                                       (hashing ? format::frame_flags::hash_present : 0));
+  h.total_length = obj.frame_length;
+  return h;
+}
+
+std::array<std::byte, format::data_footer_size> data_frame_footer(const prepared_object& obj,
+                                                                  std::uint64_t digest) noexcept {
+  std::array<std::byte, format::data_footer_size> f{};
+  store_be64(f.data(), format::frame_header_size + obj.payload.size());  // cbor_offset
+  store_be64(f.data() + 8, digest);
+  std::memcpy(f.data() + 16, format::frame_end_marker.data(), 4);
+  return f;
+}
+
+// Writes one data-object frame at `dst` (CBOR-after layout, spec 01 §13.1)
+// and returns its slot digest.
+std::uint64_t write_data_frame(std::byte* dst, const prepared_object& obj, bool hashing) {
+  format::write_frame_header(std::span<std::byte, 16>(dst, 16), data_frame_header(obj, hashing));
+  const std::uint64_t digest = copy_frame_body(dst + format::frame_header_size, obj, hashing);
+  const auto footer = data_frame_footer(obj, digest);
+  std::memcpy(dst + format::frame_header_size + obj.payload.size() + obj.cbor.size(), footer.data(),
+              footer.size());
+  return digest;
+}
+
+data_object_descriptor tensor_fields(const data_object_descriptor& d) {
+  data_object_descriptor slim;
+  slim.ndim = d.ndim;
+  slim.shape = d.shape;
+  slim.strides = d.strides;
+  slim.dtype = d.dtype;
+  return slim;
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::prepared_object;
+using format::align8;
+using format::frame_type;
+
+std::vector<std::byte> index_body(const std::vector<std::uint64_t>& lengths,
+                                  const std::vector<std::uint64_t>& offsets) {
+  return format::encode_index_body(format::index_body{offsets, lengths});
+}
+
+std::vector<std::byte> hash_body(const std::vector<std::uint64_t>& digests) {
+  return format::encode_hash_body(digests);
+}
+
+std::vector<std::uint64_t> offsets_from(std::uint64_t start, const std::vector<std::uint64_t>& lengths) {
+  std::vector<std::uint64_t> out(lengths.size());
+  std::uint64_t o = start;
+  for (std::size_t i = 0; i < lengths.size(); ++i) {
+    out[i] = o;
+    o = align8(o + lengths[i]);
+  }
+  return out;
+}
+
+void zero(std::vector<std::byte>& out, std::size_t from, std::size_t to) {
+  if (to > from) std::memset(out.data() + from, 0, to - from);
 }
 
 void encode_message(const global_metadata& metadata, std::span<const object_input> objects,
@@ -334,8 +385,8 @@ void encode_message(const global_metadata& metadata, std::span<const object_inpu
   // in order; each codec may use the whole budget (spec 03 §13).
   std::uint64_t total_input = 0;
   for (const object_input& in : objects) total_input += in.data.size();
-  const std::uint32_t budget = thread_budget(options);
-  const bool parallel = budget > 0 && total_input >= 65536;
+  const std::uint32_t budget = detail::thread_budget(options);
+  const bool parallel = budget > 0 && total_input >= detail::parallel_threshold_bytes;
   // Objects in parallel ("axis A") only when no object's codec would use the
   // budget itself; otherwise objects run in order and each codec gets it.
   bool any_intra = false;
@@ -354,13 +405,7 @@ void encode_message(const global_metadata& metadata, std::span<const object_inpu
   const std::uint32_t intra = (parallel && !axis_a) ? budget : 0;
   std::vector<prepared_object> prepared(objects.size());
   parallel_for(objects.size(), axis_a ? budget : 0, [&](std::size_t i) {
-    const object_input& in = objects[i];
-    validate_object(in, i);
-    prepared_object obj = pre_encoded ? prepare_pre_encoded(in) : prepare_raw(in, options, intra);
-    obj.cbor = cbor::encode(obj.descriptor.to_cbor());
-    obj.frame_length =
-        format::frame_header_size + obj.payload.size() + obj.cbor.size() + format::data_footer_size;
-    prepared[i] = std::move(obj);
+    prepared[i] = detail::prepare_object(objects[i], i, options, pre_encoded, intra);
   });
 
   // 2. Metadata enrichment.
@@ -433,7 +478,7 @@ void encode_message(const global_metadata& metadata, std::span<const object_inpu
     if (header_hash) pos = hash_at + format::min_frame_size + hash_body_size;  // written below
     for (std::size_t i = 0; i < prepared.size(); ++i) {
       zero(out, pos, offsets[i]);
-      digests[i] = write_data_frame(out, offsets[i], prepared[i], hashing);
+      digests[i] = detail::write_data_frame(out.data() + offsets[i], prepared[i], hashing);
       pos = offsets[i] + lengths[i];
     }
     zero(out, pos, end_of_data);
@@ -462,25 +507,11 @@ void encode_message(const global_metadata& metadata, std::span<const object_inpu
 
 global_metadata enrich_metadata(const global_metadata& metadata,
                                 std::span<const data_object_descriptor> descriptors, const provenance& prov) {
-  if (metadata.reserved.size() != 0) {
-    throw metadata_error("client code must not write to '_reserved_' at message level");
-  }
-  if (metadata.base.size() > descriptors.size()) {
-    throw metadata_error("metadata base has " + std::to_string(metadata.base.size()) +
-                         " entries but message contains " + std::to_string(descriptors.size()) + " objects");
-  }
+  detail::validate_client_metadata(metadata, descriptors.size());
   global_metadata g = metadata;
-  for (std::size_t i = 0; i < g.base.size(); ++i) {
-    if (!g.base[i].is_map()) {
-      throw metadata_error("base[" + std::to_string(i) + "] must be a map");
-    }
-    if (g.base[i].contains("_reserved_")) {
-      throw metadata_error("client code must not write '_reserved_' in base[" + std::to_string(i) + "]");
-    }
-  }
   g.base.resize(descriptors.size(), cbor::value::make_map());
   for (std::size_t i = 0; i < descriptors.size(); ++i) {
-    g.base[i].set("_reserved_", cbor::value::make_map({{"tensor", tensor_info(descriptors[i])}}));
+    g.base[i].set("_reserved_", cbor::value::make_map({{"tensor", detail::tensor_info(descriptors[i])}}));
   }
   g.reserved.set("encoder", cbor::value::make_map({{"name", cbor::value(prov.encoder_name)},
                                                    {"version", cbor::value(prov.encoder_version)}}));

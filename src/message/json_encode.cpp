@@ -8,6 +8,27 @@
 
 namespace tensogram {
 
+namespace {
+// One descriptor object of spec 04 §C.3: every key but the fixed ones is a
+// parameter; only `byte_order` is defaulted (to host order).
+data_object_descriptor descriptor_from_json(const nlohmann::json& d) {
+  if (!d.is_object()) throw metadata_error("each descriptor must be an object");
+  data_object_descriptor desc = data_object_descriptor::from_cbor(cbor::from_json(d));
+  if (!desc.byte_order) desc.byte_order = native_byte_order();
+  return desc;
+}
+}  // namespace
+
+data_object_descriptor parse_descriptor_json(const std::string& descriptor_json) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(descriptor_json);
+  } catch (const nlohmann::json::exception& e) {
+    throw metadata_error(std::string("invalid descriptor JSON: ") + e.what());
+  }
+  return descriptor_from_json(j);
+}
+
 json_message_spec parse_message_json(const std::string& metadata_json) {
   nlohmann::json j;
   try {
@@ -24,12 +45,7 @@ json_message_spec parse_message_json(const std::string& metadata_json) {
   for (const auto& [key, val] : j.items()) {
     if (key == "descriptors") {
       if (!val.is_array()) throw metadata_error("'descriptors' must be an array");
-      for (const auto& d : val) {
-        if (!d.is_object()) throw metadata_error("each descriptor must be an object");
-        data_object_descriptor desc = data_object_descriptor::from_cbor(cbor::from_json(d));
-        if (!desc.byte_order) desc.byte_order = native_byte_order();
-        spec.descriptors.push_back(std::move(desc));
-      }
+      for (const auto& d : val) spec.descriptors.push_back(descriptor_from_json(d));
     } else if (key == "base") {
       if (!val.is_array()) throw metadata_error("'base' must be an array");
       for (const auto& entry : val) {

@@ -112,7 +112,19 @@ template <typename U, bool Swap>
 // also compiled for AVX2 and picked at load time (ifunc): twice the vector
 // width keeps the loop at memory speed, where SSE2 alone costs the encoder
 // about a tenth of its throughput. (Clones must be plain functions.)
-#if defined(__x86_64__) && defined(__ELF__) && (defined(__GNUC__) || defined(__clang__))
+// Not under ThreadSanitizer: the loader calls the clones' resolver while
+// relocating, before the TSan runtime is up, and the instrumented resolver
+// crashes every binary at startup.
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TENSOGRAM_NO_IFUNC 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define TENSOGRAM_NO_IFUNC 1
+#endif
+#if defined(__x86_64__) && defined(__ELF__) && (defined(__GNUC__) || defined(__clang__)) && \
+    !defined(TENSOGRAM_NO_IFUNC)
 #define TENSOGRAM_CLONE_FOR_AVX2 __attribute__((target_clones("avx2", "default")))
 #else
 #define TENSOGRAM_CLONE_FOR_AVX2

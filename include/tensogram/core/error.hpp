@@ -119,6 +119,18 @@ class remote_error : public error {
   explicit remote_error(std::string_view msg) : error(TGM_ERROR_REMOTE, "remote error: ", msg) {}
 };
 
+/// An asynchronous operation did not complete before its deadline.
+class timeout_error : public error {
+ public:
+  explicit timeout_error(std::string_view msg) : error(TGM_ERROR_TIMEOUT, "timeout: ", msg) {}
+};
+
+/// An asynchronous operation was cancelled through its cancellation token.
+class cancelled_error : public error {
+ public:
+  explicit cancelled_error(std::string_view msg) : error(TGM_ERROR_CANCELLED, "cancelled: ", msg) {}
+};
+
 /// Text of a code as the reference's `tgm_error_string` prints it.
 [[nodiscard]] std::string_view error_code_text(tgm_error code) noexcept;
 

@@ -121,6 +121,35 @@ class message {
     const buffer& msg, std::size_t object_index,
     std::span<const std::pair<std::uint64_t, std::uint64_t>> ranges, const decode_options& options = {});
 /// Message boundaries in `bytes` (spec 01 §16).
+/// Decodes one data-object frame on its own (spec 02 §14 "single-frame
+/// decode"): `frame` holds exactly one type-9 frame, e.g. fetched through an
+/// index. `object_index` only labels errors (hash errors name the object).
+/// Uncompressed native-order payloads are views into `frame`.
+[[nodiscard]] decoded_object decode_data_frame(const buffer& frame, std::size_t object_index,
+                                               const decode_options& options = {});
+/// Range decode (spec 02 §8.6) of one data-object frame.
+[[nodiscard]] std::vector<buffer> decode_data_frame_range(
+    const buffer& frame, std::size_t object_index,
+    std::span<const std::pair<std::uint64_t, std::uint64_t>> ranges, const decode_options& options = {});
+/// The descriptor of one data-object frame, without decoding its payload.
+[[nodiscard]] data_object_descriptor decode_data_frame_descriptor(const buffer& frame,
+                                                                  std::size_t object_index);
+
+/// Where a message's data-object frames lie (offsets from the message start)
+/// and the metadata a full decode returns: what random access needs to fetch
+/// one object on its own (spec 01 §15).
+struct object_frame_extent {
+  std::uint64_t offset = 0;
+  std::uint64_t length = 0;
+};
+struct message_layout {
+  global_metadata metadata;
+  std::vector<object_frame_extent> objects;
+};
+/// Layout of a whole message in memory: from its index frame when the index
+/// accounts for every frame, else from a full frame walk.
+[[nodiscard]] message_layout read_message_layout(std::span<const std::byte> msg);
+
 [[nodiscard]] std::vector<scan_entry> scan(std::span<const std::byte> bytes);
 /// Verifies data-object frame digests of the first message (spec 01 §14.3):
 /// all objects, or only `object_index`. Throws `missing_hash_error`,

@@ -25,6 +25,11 @@ struct json_message_spec {
 /// descriptors, `extra` and `_extra_` both present, or non-object sections.
 [[nodiscard]] json_message_spec parse_message_json(const std::string& metadata_json);
 
+/// Parses one descriptor object (the `descriptor_json` of the streaming
+/// encoder, spec 04 §C.3); `byte_order` defaults to host order. Throws
+/// `metadata_error` on malformed JSON or an invalid descriptor.
+[[nodiscard]] data_object_descriptor parse_descriptor_json(const std::string& descriptor_json);
+
 /// Encodes raw native-layout objects described by `metadata_json`.
 [[nodiscard]] std::vector<std::uint8_t> encode(
     const std::string& metadata_json, const std::vector<std::pair<const std::uint8_t*, std::size_t>>& objects,

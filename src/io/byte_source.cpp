@@ -1,0 +1,185 @@
+// Local and in-memory byte sources (include/tensogram/io/byte_source.hpp).
+#include "tensogram/io/byte_source.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "tensogram/core/error.hpp"
+
+namespace tensogram::io {
+
+namespace {
+
+std::string range_text(const byte_range& r) {
+  return "[" + std::to_string(r.offset) + ", +" + std::to_string(r.length) + ")";
+}
+
+// Every range must lie inside the source: a caller asking past the end has
+// mis-parsed a length, and a short read must not pass for data.
+void check_ranges(std::span<const byte_range> ranges, std::uint64_t size, const std::string& name) {
+  for (const byte_range& r : ranges) {
+    if (r.offset > size || r.length > size - r.offset) {
+      throw io_error("read of bytes " + range_text(r) + " past the end of " + name + " (" +
+                     std::to_string(size) + " bytes)");
+    }
+  }
+}
+
+// A file descriptor closed on destruction.
+class unique_fd {
+ public:
+  unique_fd() = default;
+  explicit unique_fd(int fd) noexcept : fd_(fd) {}
+  unique_fd(unique_fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+  unique_fd& operator=(unique_fd&& o) noexcept {
+    if (this != &o) {
+      reset();
+      fd_ = std::exchange(o.fd_, -1);
+    }
+    return *this;
+  }
+  unique_fd(const unique_fd&) = delete;
+  unique_fd& operator=(const unique_fd&) = delete;
+  ~unique_fd() { reset(); }
+  [[nodiscard]] int get() const noexcept { return fd_; }
+  void reset() noexcept {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+// Positional reads (`pread`) on one descriptor: no shared file offset, so
+// any number of threads read concurrently without locking.
+class local_source final : public byte_source {
+ public:
+  explicit local_source(std::filesystem::path path) : path_(std::move(path)) {}
+
+  std::uint64_t size() override {
+    struct stat st {};
+    if (::fstat(fd(), &st) != 0) {
+      throw io_error("cannot stat " + path_.string() + ": " + std::strerror(errno));
+    }
+    // Not cached: appends through `file` grow the file under us.
+    return static_cast<std::uint64_t>(st.st_size);
+  }
+
+  std::vector<buffer> read(std::span<const byte_range> ranges) override {
+    check_ranges(ranges, size(), path_.string());
+    std::vector<buffer> out;
+    out.reserve(ranges.size());
+    std::uint64_t total = 0;
+    for (const byte_range& r : ranges) {
+      buffer b = buffer::allocate(static_cast<std::size_t>(r.length));
+      std::size_t done = 0;
+      while (done < r.length) {
+        const ::ssize_t n = ::pread(fd(), b.mutable_data() + done, static_cast<std::size_t>(r.length) - done,
+                                    static_cast<::off_t>(r.offset + done));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+          throw io_error(
+              "cannot read bytes " + range_text(r) + " of " + path_.string() + ": " +
+              (n == 0 ? std::string("unexpected end of file") : std::string(std::strerror(errno))));
+        }
+        done += static_cast<std::size_t>(n);
+      }
+      total += r.length;
+      out.push_back(std::move(b));
+    }
+    count(ranges.size(), 1, total);
+    return out;
+  }
+
+  std::string describe() const override { return path_.string(); }
+
+ private:
+  int fd() {
+    std::call_once(opened_, [&] {
+      const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) open_errno_ = errno;
+      fd_ = unique_fd(fd);
+    });
+    if (fd_.get() < 0) throw io_error("cannot open " + path_.string() + ": " + std::strerror(open_errno_));
+    return fd_.get();
+  }
+
+  std::filesystem::path path_;
+  std::once_flag opened_;
+  unique_fd fd_;
+  int open_errno_ = 0;
+};
+
+// Reads served from a buffer already in memory: a mapping of a file or
+// bytes given by the caller. Reads are slices sharing the buffer's lifetime,
+// never copies.
+class memory_source final : public byte_source {
+ public:
+  memory_source(std::filesystem::path path, std::string name)
+      : path_(std::move(path)), name_(std::move(name)) {}
+  memory_source(buffer bytes, std::string name) : bytes_(std::move(bytes)), name_(std::move(name)) {
+    std::call_once(mapped_, [] {});
+  }
+
+  std::uint64_t size() override { return whole().size(); }
+
+  std::vector<buffer> read(std::span<const byte_range> ranges) override {
+    const buffer& all = whole();
+    check_ranges(ranges, all.size(), name_);
+    std::vector<buffer> out;
+    out.reserve(ranges.size());
+    std::uint64_t total = 0;
+    for (const byte_range& r : ranges) {
+      out.push_back(all.slice(static_cast<std::size_t>(r.offset), static_cast<std::size_t>(r.length)));
+      total += r.length;
+    }
+    count(ranges.size(), 1, total);
+    return out;
+  }
+
+  const buffer* mapping() noexcept override {
+    try {
+      return &whole();
+    } catch (const error&) {
+      return nullptr;
+    }
+  }
+
+  std::string describe() const override { return name_; }
+
+ private:
+  const buffer& whole() {
+    std::call_once(mapped_, [&] { bytes_ = buffer::map_file(path_); });
+    return bytes_;
+  }
+
+  std::filesystem::path path_;
+  std::once_flag mapped_;
+  buffer bytes_;
+  std::string name_;
+};
+
+}  // namespace
+
+std::unique_ptr<byte_source> open_local_source(std::filesystem::path path) {
+  return std::make_unique<local_source>(std::move(path));
+}
+
+std::unique_ptr<byte_source> open_mapped_source(std::filesystem::path path) {
+  std::string name = path.string();
+  return std::make_unique<memory_source>(std::move(path), std::move(name));
+}
+
+std::unique_ptr<byte_source> open_memory_source(buffer bytes, std::string name) {
+  return std::make_unique<memory_source>(std::move(bytes), std::move(name));
+}
+
+}  // namespace tensogram::io

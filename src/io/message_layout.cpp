@@ -1,0 +1,163 @@
+#include "message_layout.hpp"
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tensogram/core/byte_order.hpp"
+#include "tensogram/core/error.hpp"
+#include "tensogram/format/aggregate_frames.hpp"
+#include "tensogram/format/frame.hpp"
+#include "tensogram/format/preamble.hpp"
+#include "tensogram/format/wire.hpp"
+
+namespace tensogram::io {
+
+namespace {
+
+using format::frame_type;
+
+// What the aggregate frames of one phase (header or footer) say.
+struct phase_frames {
+  std::optional<global_metadata> metadata;
+  std::optional<format::index_body> index;
+  std::uint64_t end = 0;  // first position after the phase's frames
+};
+
+// Bytes [offset, offset + length) of the message, from `region` (which holds
+// the message bytes starting at `region_offset`) or read from the source.
+buffer message_part(byte_source& src, const scan_entry& msg, const buffer& region,
+                    std::uint64_t region_offset, std::uint64_t offset, std::uint64_t length) {
+  if (offset >= region_offset && offset - region_offset + length <= region.size()) {
+    return region.slice(static_cast<std::size_t>(offset - region_offset), static_cast<std::size_t>(length));
+  }
+  return src.read_one({msg.offset + offset, length});
+}
+
+// Walks the aggregate frames of `want` from `pos` until a frame of another
+// phase or `limit`. Returns nothing on anything irregular (the caller then
+// reads the whole message and lets the full walk report it).
+std::optional<phase_frames> walk_phase(byte_source& src, const scan_entry& msg, const buffer& region,
+                                       std::uint64_t region_offset, std::uint64_t pos, std::uint64_t limit,
+                                       format::phase want) {
+  phase_frames out;
+  while (pos + format::frame_header_size <= limit) {
+    const buffer hb = message_part(src, msg, region, region_offset, pos, format::frame_header_size);
+    if (!format::has_frame_marker(hb.bytes())) return std::nullopt;
+    const format::frame_header h = format::read_frame_header(hb.bytes(), static_cast<std::size_t>(pos));
+    if (format::phase_of(h.type) != want) break;
+    if (h.total_length < format::frame_header_size || h.total_length > limit - pos) return std::nullopt;
+    const buffer fb = message_part(src, msg, region, region_offset, pos, h.total_length);
+    const format::frame_view f = format::locate_frame(fb.bytes(), 0, h, fb.size());
+    try {
+      switch (h.type) {
+        case frame_type::header_metadata:
+        case frame_type::footer_metadata: out.metadata = global_metadata::from_cbor_bytes(f.body()); break;
+        case frame_type::header_index:
+        case frame_type::footer_index: out.index = format::parse_index_body(f.body()); break;
+        default: break;
+      }
+    } catch (const metadata_error& e) {
+      throw metadata_error(std::string(e.detail()) + " (in " + std::string(format::frame_type_name(h.type)) +
+                           " frame at offset " + std::to_string(pos) + " of the message at file offset " +
+                           std::to_string(msg.offset) + ")");
+    }
+    pos = format::align8(pos + h.total_length);
+  }
+  out.end = pos;
+  return out;
+}
+
+// An index is usable on its own when its frames lie in order inside the
+// data-object region; each frame is checked again when it is read.
+bool index_fits(const format::index_body& index, std::uint64_t body_start, std::uint64_t body_end) {
+  if (index.offsets.size() != index.lengths.size()) return false;
+  std::uint64_t at = body_start;
+  for (std::size_t k = 0; k < index.offsets.size(); ++k) {
+    const std::uint64_t off = index.offsets[k];
+    const std::uint64_t len = index.lengths[k];
+    if (off < at || off > body_end || len < format::frame_header_size || len > body_end - off) return false;
+    at = off + len;
+  }
+  return true;
+}
+
+std::shared_ptr<const cached_layout> from_index(global_metadata meta, global_metadata first,
+                                                const format::index_body& index) {
+  const std::size_t count = index.offsets.size();
+  if (meta.base.size() > count) {
+    throw metadata_error("metadata base has " + std::to_string(meta.base.size()) +
+                         " entries but message contains " + std::to_string(count) + " objects");
+  }
+  meta.base.resize(count, cbor::value::make_map());
+  auto out = std::make_shared<cached_layout>();
+  out->layout.metadata = std::move(meta);
+  for (std::size_t k = 0; k < count; ++k) out->layout.objects.push_back({index.offsets[k], index.lengths[k]});
+  out->first_metadata = std::move(first);
+  return out;
+}
+
+loaded_layout from_whole(buffer whole) {
+  auto out = std::make_shared<cached_layout>();
+  out->layout = read_message_layout(whole.bytes());
+  out->first_metadata = decode_metadata(whole.bytes()).global();
+  return loaded_layout{std::move(out), std::move(whole)};
+}
+
+}  // namespace
+
+loaded_layout load_message_layout(byte_source& src, scan_entry msg, std::optional<std::uint16_t> flags) {
+  const std::uint64_t len = msg.length;
+  const std::uint64_t head_len = std::min<std::uint64_t>(len, layout_region_size);
+  const std::uint64_t tail_len = std::min<std::uint64_t>(len, layout_region_size);
+  // A footer-indexed (streaming) message, known from the preamble the scan
+  // read: its header and footer regions in one round trip (spec 04 E.3).
+  const bool footer_indexed = flags && (*flags & format::message_flags::footer_index) != 0 &&
+                              (*flags & format::message_flags::header_index) == 0 && head_len < len;
+  buffer head;
+  std::optional<buffer> early_tail;
+  if (footer_indexed) {
+    const byte_range both[2] = {{msg.offset, head_len}, {msg.offset + len - tail_len, tail_len}};
+    std::vector<buffer> got = src.read(both);
+    head = std::move(got[0]);
+    early_tail = std::move(got[1]);
+  } else {
+    head = src.read_one({msg.offset, head_len});
+  }
+  if (head_len == len || len < format::min_message_size) return from_whole(std::move(head));
+  const format::preamble pre = format::read_preamble(head.bytes());
+  const std::uint64_t frames_end = len - format::postamble_size;
+  auto read_whole = [&] { return from_whole(src.read_one({msg.offset, len})); };
+
+  const std::optional<phase_frames> header =
+      walk_phase(src, msg, head, 0, format::preamble_size, frames_end, format::phase::header);
+  if (!header) return read_whole();
+  // Header index (buffered messages): the header region is the whole story
+  // unless preceders may hide between the objects.
+  if (header->index && header->metadata && (pre.flags & format::message_flags::preceder_metadata) == 0 &&
+      index_fits(*header->index, header->end, frames_end)) {
+    return loaded_layout{from_index(*header->metadata, *header->metadata, *header->index), {}};
+  }
+  // Footer index (streaming messages): the postamble says where the footer
+  // frames start; their metadata already has the preceders merged (§18).
+  std::uint64_t tail_off = len - tail_len;
+  buffer tail = early_tail ? std::move(*early_tail) : src.read_one({msg.offset + tail_off, tail_len});
+  const format::postamble post = format::read_postamble(
+      tail.bytes().subspan(static_cast<std::size_t>(tail_len - format::postamble_size)));
+  const std::uint64_t ffo = post.first_footer_offset;
+  if (ffo < header->end || ffo > frames_end) return read_whole();
+  if (ffo < tail_off) {
+    tail = src.read_one({msg.offset + ffo, len - ffo});
+    tail_off = ffo;
+  }
+  const std::optional<phase_frames> footer =
+      walk_phase(src, msg, tail, tail_off, ffo, frames_end, format::phase::footer);
+  if (!footer) return read_whole();
+  const std::optional<global_metadata>& meta = footer->metadata ? footer->metadata : header->metadata;
+  const std::optional<format::index_body>& index = footer->index ? footer->index : header->index;
+  if (!meta || !index || !index_fits(*index, header->end, ffo)) return read_whole();
+  return loaded_layout{from_index(*meta, header->metadata ? *header->metadata : *meta, *index), {}};
+}
+
+}  // namespace tensogram::io
