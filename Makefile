@@ -12,13 +12,13 @@ SHELL := /bin/bash
 
 # Debian 12 packages the build, the tests and the dev tools need. One list on
 # purpose: new dependencies (codecs, Python, ...) are added here and nowhere
-# else (libzstd-dev/liblz4-dev: the codecs under src/codecs/; libcurl: remote
+# else (libzstd-dev/liblz4-dev/zlib1g-dev: the codecs under src/codecs/; libcurl: remote
 # reads in src/io/; nginx-light: the loopback HTTP server of the remote tests).
 # `--no-install-recommends` skips what clang only recommends, so its
 # libFuzzer/sanitizer runtimes (libclang-rt-14-dev) are listed explicitly.
 DEPS := build-essential cmake pkg-config \
         libxxhash-dev nlohmann-json3-dev libcli11-dev \
-        libzstd-dev liblz4-dev libaec-dev libzfp-dev \
+        libzstd-dev liblz4-dev zlib1g-dev libaec-dev libzfp-dev \
         python3-zstandard python3-lz4 libaec-tools \
         libcurl4-openssl-dev nginx-light \
         libgtest-dev libgmock-dev libbenchmark-dev \

@@ -2,7 +2,8 @@
 // combinations on N smooth float64 values (250–310, fixed seed), with
 // encode/decode throughput, compression ratio and error norms, and for each
 // lossless codec the raw library on the same bytes measured in the same run
-// (our overhead over it).
+// (our overhead over it). blosc2 rows (issue 6): raw floats with each inner
+// codec, simple_packing 16/24/32 + blosc2, and 1 vs 2 threads.
 //
 //   tensogram_codec_matrix [N]      (default 16 Mi values)
 #include <zstd.h>
@@ -48,6 +49,7 @@ struct combo {
   int bits;
   std::string compression;
   double zfp_rate;
+  std::string blosc2_codec = {};  // empty: the default (lz4)
 };
 
 tensogram::data_object_descriptor descriptor_for(const combo& c, std::size_t n) {
@@ -66,6 +68,7 @@ tensogram::data_object_descriptor descriptor_for(const combo& c, std::size_t n) 
     }
   }
   if (c.compression == "zstd") d.params.set("zstd_level", 3);
+  if (!c.blosc2_codec.empty()) d.params.set("blosc2_codec", c.blosc2_codec);
   if (c.compression == "zfp") {
     d.params.set("zfp_mode", "fixed_rate");
     d.params.set("zfp_rate", c.zfp_rate);
@@ -86,8 +89,11 @@ int main(int argc, char** argv) {
                                {"zstd", "none", 0, "zstd", 0},
                                {"lz4", "none", 0, "lz4", 0},
                                {"shuffle+szip", "none", 0, "szip", 0}};
+  for (const char* codec : {"blosclz", "lz4", "lz4hc", "zlib", "zstd"}) {
+    combos.push_back({std::string("blosc2 ") + codec, "none", 0, "blosc2", 0, codec});
+  }
   for (int bits : {16, 24, 32}) {
-    for (const char* c : {"none", "zstd", "lz4", "szip"}) {
+    for (const char* c : {"none", "zstd", "lz4", "szip", "blosc2"}) {
       combos.push_back({"sp" + std::to_string(bits) + (std::string(c) == "none" ? "" : "+" + std::string(c)),
                         "simple_packing", bits, c, 0});
     }
@@ -126,6 +132,33 @@ int main(int argc, char** argv) {
     std::printf("%-18s %10.0f %10.0f %8.2f %12.3g %12.3g %12.3g\n", c.name.c_str(), mb / enc, mb / dec,
                 static_cast<double>(raw.size()) / static_cast<double>(msg.size()), linf,
                 l1 / static_cast<double>(n), std::sqrt(l2 / static_cast<double>(n)));
+  }
+
+  // blosc2 over its blocks: 1 vs 2 threads (the reference's goal: ≥ 1.7×).
+  std::printf("\nblosc2 thread scaling (best of 3): MB/s with threads = 1 and 2, speed-up\n");
+  std::printf("%-18s %10s %10s %6s %10s %10s %6s\n", "pipeline", "enc 1", "enc 2", "x", "dec 1", "dec 2",
+              "x");
+  for (const combo& c : combos) {
+    if (c.compression != "blosc2") continue;
+    const std::vector<tensogram::object_input> objs{{descriptor_for(c, n), raw}};
+    double enc[2] = {1e30, 1e30};
+    double dec[2] = {1e30, 1e30};
+    for (int rep = 0; rep < 3; ++rep) {
+      for (int t = 0; t < 2; ++t) {
+        tensogram::encode_options eo;
+        eo.threads = static_cast<std::uint32_t>(t + 1);
+        tensogram::decode_options dopt;
+        dopt.threads = eo.threads;
+        auto t0 = clock_type::now();
+        const std::vector<std::byte> msg = tensogram::encode(tensogram::global_metadata{}, objs, eo);
+        enc[t] = std::min(enc[t], seconds_since(t0));
+        t0 = clock_type::now();
+        const tensogram::message m = tensogram::decode(tensogram::buffer::borrowed(msg), dopt);
+        dec[t] = std::min(dec[t], seconds_since(t0));
+      }
+    }
+    std::printf("%-18s %10.0f %10.0f %6.2f %10.0f %10.0f %6.2f\n", c.name.c_str(), mb / enc[0], mb / enc[1],
+                enc[0] / enc[1], mb / dec[0], mb / dec[1], dec[0] / dec[1]);
   }
 
   // Raw libraries on the same bytes, for the lossless codecs' overhead.

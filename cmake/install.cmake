@@ -9,6 +9,7 @@
 #   lib/cmake/tensogram/                           find_package(tensogram CONFIG)
 #   lib/pkgconfig/tensogram.pc                     pkg-config --cflags --libs tensogram
 #   bin/tensogram                                  the CLI (when built)
+#   share/bash-completion/completions/tensogram    its bash completion
 
 include(CMakePackageConfigHelpers)
 
@@ -40,6 +41,12 @@ if(TARGET tensogram_cli)
   # relocated or staged install runs without LD_LIBRARY_PATH.
   set_target_properties(tensogram_cli PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
   install(TARGETS tensogram_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT Runtime)
+  # Bash completion, generated from the CLI definition (`tensogram completion
+  # bash`, target `cli-docs`); bash-completion loads it on demand from here.
+  install(FILES ${PROJECT_SOURCE_DIR}/tools/tensogram/completion/tensogram.bash
+    DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
+    RENAME tensogram
+    COMPONENT Runtime)
 endif()
 
 # ---- CMake package ---------------------------------------------------------

@@ -30,7 +30,7 @@ if [[ ! -d $fixtures ]]; then
 fi
 fixtures=$(cd "$fixtures" && pwd)
 
-targets=(fuzz_decode_message fuzz_decode_metadata fuzz_scan)
+targets=(fuzz_decode_message fuzz_decode_metadata fuzz_scan fuzz_file_source fuzz_blosc2)
 cmake --build "$build_dir" --target "${targets[@]}" -j "$(nproc)"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/tensogram-fuzz.XXXXXX")
@@ -55,6 +55,14 @@ for f in "$fixtures"/*.tgm; do
 done
 echo "seed corpus: $(find "$seeds" -type f | wc -l) files from $fixtures"
 
+# fuzz_blosc2 reads blosc2 frames, not messages: its seeds are the frames
+# c-blosc2 wrote (fixtures/blosc2; the small ones fit max_len whole).
+blosc2_seeds="$work/seeds-blosc2"
+mkdir -p "$blosc2_seeds"
+for f in "$fixtures"/../blosc2/*.b2frame; do
+  head -c "$max_len" "$f" >"$blosc2_seeds/$(basename "$f")"
+done
+
 artifacts="$build_dir/fuzz/artifacts"
 mkdir -p "$artifacts"
 
@@ -66,11 +74,13 @@ for t in "${targets[@]}"; do
   mkdir -p "$corpus"
   log="$work/$t.log"
   echo "== $t: ${seconds}s"
+  target_seeds=$seeds
+  if [[ $t == fuzz_blosc2 ]]; then target_seeds=$blosc2_seeds; fi
   set +e
   # -timeout: a parser that spends this long on 64 KiB is hung (libFuzzer's
   # default of 20 minutes would stall the run). -rss_limit_mb bounds
   # allocations driven by lengths in the input.
-  "$exe" "$corpus" "$seeds" \
+  "$exe" "$corpus" "$target_seeds" \
     -dict="$here/tensogram.dict" \
     -max_len="$max_len" \
     -rss_limit_mb=2048 \

@@ -20,6 +20,7 @@
 #include "tensogram/core/error.hpp"
 #include "tensogram/core/hex.hpp"
 #include "tensogram/core/thread_pool.hpp"
+#include "tensogram/doctor.hpp"
 #include "tensogram/format/scan.hpp"
 #include "tensogram/io/async.hpp"
 #include "tensogram/io/byte_source.hpp"
@@ -35,6 +36,7 @@
 #include "tensogram/message/non_finite.hpp"
 #include "tensogram/message/options.hpp"
 #include "tensogram/message/streaming_encoder.hpp"
+#include "tensogram/message/validate.hpp"
 
 namespace tensogram {
 /// The wire-format version this library reads and writes.

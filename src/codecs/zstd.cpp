@@ -2,6 +2,7 @@
 
 #include <zstd.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -63,27 +64,53 @@ std::vector<std::byte> zstd_compress(std::span<const std::byte> in, int level, s
 std::vector<std::byte> zstd_decompress(std::span<const std::byte> in, std::size_t max_size) {
   std::unique_ptr<ZSTD_DCtx, dctx_deleter> ctx(ZSTD_createDCtx());
   if (!ctx) throw std::bad_alloc();
-  std::vector<std::byte> out(max_size);
+  if (in.empty()) return {};
+  // The output grows with what the frames actually produce, up to
+  // `max_size`: a descriptor claiming a huge shape over a tiny payload (a
+  // decompression bomb in reverse) costs nothing. A frame header that
+  // declares its content size bounds it further.
+  std::size_t limit = max_size;
+  if (ZSTD_findFrameCompressedSize(in.data(), in.size()) == in.size()) {  // one frame, as encoders write
+    const unsigned long long declared = ZSTD_getFrameContentSize(in.data(), in.size());
+    if (declared != ZSTD_CONTENTSIZE_UNKNOWN && declared != ZSTD_CONTENTSIZE_ERROR && declared < limit) {
+      limit = static_cast<std::size_t>(declared);
+    }
+  }
+  constexpr std::size_t first_guess = 1U << 20;
+  std::vector<std::byte> out(std::min(limit, std::max(first_guess, in.size() * 8)));
   ZSTD_inBuffer input{in.data(), in.size(), 0};
   ZSTD_outBuffer output{out.data(), out.size(), 0};
-  std::size_t last = 0;
-  while (input.pos < input.size) {
-    last = ZSTD_decompressStream(ctx.get(), &output, &input);
+  for (;;) {
+    const std::size_t last = ZSTD_decompressStream(ctx.get(), &output, &input);
     check(last, "decompress");
-    if (output.pos == output.size && input.pos < input.size && last != 0) {
-      // The output is full yet the frame continues: more than expected.
+    if (last == 0 && input.pos == input.size) break;  // every frame complete
+    if (output.pos < output.size) {
+      // Room left, yet no progress possible: the input ran out mid-frame.
+      if (input.pos == input.size) throw encoding_error("compression error: zstd error: truncated frame");
+      continue;
+    }
+    if (out.size() == limit) {
+      // Full at the limit: any further byte is more than allowed.
       std::byte probe{};
       ZSTD_outBuffer extra{&probe, 1, 0};
       const std::size_t rc = ZSTD_decompressStream(ctx.get(), &extra, &input);
       check(rc, "decompress");
       if (extra.pos > 0) {
+        if (limit < max_size) {
+          throw encoding_error("compression error: zstd error: frame holds more than its declared " +
+                               std::to_string(limit) + " bytes");
+        }
         throw encoding_error("compression error: zstd error: decompressed data exceeds the expected " +
                              std::to_string(max_size) + " bytes");
       }
-      last = rc;
+      if (rc == 0 && input.pos == input.size) break;
+      if (input.pos == input.size) throw encoding_error("compression error: zstd error: truncated frame");
+      continue;
     }
+    out.resize(std::min(limit, out.size() * 2));
+    output.dst = out.data();
+    output.size = out.size();
   }
-  if (last != 0) throw encoding_error("compression error: zstd error: truncated frame");
   out.resize(output.pos);
   return out;
 }

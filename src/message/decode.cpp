@@ -4,6 +4,7 @@
 #include <array>
 #include <cstring>
 #include <limits>
+#include <new>
 #include <string>
 
 #include "tensogram/codecs/pipeline.hpp"
@@ -345,7 +346,28 @@ void restore_non_finite(const sliced_object& s, std::span<std::byte> out, byte_o
   }
 }
 
+decoded_object decode_sliced_impl(const buffer& msg, sliced_object s, const decode_options& options);
+
+// Allocations sized by a descriptor are fallible and surface as errors
+// (spec 01 §19.1): a shape claiming more than memory holds is an
+// encoding_error naming the object, not a std::bad_alloc.
+[[noreturn]] void allocation_failed(const data_object_descriptor& d) {
+  throw encoding_error("cannot allocate the decoded size of an object of " +
+                       std::to_string(d.element_count()) + " element(s) of " +
+                       std::string(dtype_name(d.dtype)) + " (encoding " + d.encoding + ", compression " +
+                       d.compression + ")");
+}
+
 decoded_object decode_sliced(const buffer& msg, sliced_object s, const decode_options& options) {
+  const data_object_descriptor d = s.descriptor;
+  try {
+    return decode_sliced_impl(msg, std::move(s), options);
+  } catch (const std::bad_alloc&) {
+    allocation_failed(d);
+  }
+}
+
+decoded_object decode_sliced_impl(const buffer& msg, sliced_object s, const decode_options& options) {
   const codecs::pipeline pl = codecs::pipeline::build(s.descriptor);
   const data_object_descriptor& d = s.descriptor;
   const std::uint64_t n = d.element_count();
@@ -651,9 +673,23 @@ message decode_object(const buffer& msg, std::size_t index, const decode_options
 
 namespace {
 
+std::vector<buffer> decode_sliced_range_impl(const sliced_object& s,
+                                             std::span<const std::pair<std::uint64_t, std::uint64_t>> ranges,
+                                             const decode_options& options);
+
 std::vector<buffer> decode_sliced_range(const sliced_object& s,
                                         std::span<const std::pair<std::uint64_t, std::uint64_t>> ranges,
                                         const decode_options& options) {
+  try {
+    return decode_sliced_range_impl(s, ranges, options);
+  } catch (const std::bad_alloc&) {
+    allocation_failed(s.descriptor);
+  }
+}
+
+std::vector<buffer> decode_sliced_range_impl(const sliced_object& s,
+                                             std::span<const std::pair<std::uint64_t, std::uint64_t>> ranges,
+                                             const decode_options& options) {
   const data_object_descriptor& d = s.descriptor;
   const codecs::pipeline pl = codecs::pipeline::build(d);
   pl.check_range_decode();

@@ -238,9 +238,12 @@ prepared_object prepare_raw(const object_input& in, const encode_options& option
       if (!sub->masks[k]) continue;
       const std::string method = effective_mask_method(masks.methods[k], n, masks.threshold);
       const std::vector<std::byte> blob = encode_mask_blob(*sub->masks[k], n, method);
-      mask_map.set(mask_kind_names[k], cbor::value::make_map({{"length", cbor::value(blob.size())},
-                                                              {"method", cbor::value(method)},
-                                                              {"offset", cbor::value(obj.owned.size())}}));
+      cbor::value entry = cbor::value::make_map({{"length", cbor::value(blob.size())},
+                                                 {"method", cbor::value(method)},
+                                                 {"offset", cbor::value(obj.owned.size())}});
+      if (std::optional<cbor::value> params = mask_blob_params(method))
+        entry.set("params", std::move(*params));
+      mask_map.set(mask_kind_names[k], std::move(entry));
       obj.owned.insert(obj.owned.end(), blob.begin(), blob.end());
     }
     d.masks = std::move(mask_map);

@@ -240,7 +240,19 @@ TEST(MaskOptions, ZstdLevelAndBlosc2) {
   const mask_sample s = make_mask_sample(f, n, tg::byte_order::little, tg::native_byte_order(), 2);
   const tg::data_object_descriptor d =
       tg::data_object_descriptor::contiguous(f.t, {n}, tg::byte_order::little);
-  expect_error<tg::encoding_error>([&] { (void)encode_one(d, s.input, mask_options("blosc2", 0)); });
+  // blosc2 masks carry their codec and level (spec 02 §4.3).
+  const tg::message b2 = decode_msg(encode_one(d, s.input, mask_options("blosc2", 0)));
+  ASSERT_TRUE(b2.object(0).descriptor().masks.has_value());
+  std::size_t entries = 0;
+  for (std::string_view kind : tg::mask_kind_names) {
+    const cbor::value* e = b2.object(0).descriptor().masks->find(kind);
+    if (e == nullptr) continue;
+    ++entries;
+    EXPECT_EQ(*e->find("method")->as_text(), "blosc2");
+    EXPECT_EQ(*e->find("params")->find("codec")->as_text(), "lz4");
+    EXPECT_EQ(*e->find("params")->find("level")->as_int64(), 5);
+  }
+  EXPECT_GT(entries, 0U);
   expect_error<tg::error>([&] { (void)encode_one(d, s.input, mask_options("gzip", 0)); });
   // Not allowed → strict errors as before.
   tg::encode_options only_nan = mask_options("rle", 0);
@@ -255,7 +267,7 @@ TEST(MaskBlobs, EveryMethodRoundTrips) {
     for (auto& b : packed) b = static_cast<std::byte>(rng() % 3 == 0 ? rng() & 0xFF : 0);
     // Trailing bits are zero.
     if (n % 8 != 0) packed.back() &= static_cast<std::byte>(0xFF << (8 - n % 8));
-    for (const char* method : {"none", "rle", "roaring", "lz4", "zstd"}) {
+    for (const char* method : {"none", "rle", "roaring", "lz4", "zstd", "blosc2"}) {
       SCOPED_TRACE(testing::Message() << method << " n=" << n);
       const bytes blob = tg::encode_mask_blob(packed, n, method);
       EXPECT_EQ(tg::decode_mask_blob(blob, n, method), packed);

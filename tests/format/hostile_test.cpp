@@ -606,3 +606,36 @@ TEST(HostileLengths, AllocatorIsActive) {
 }
 
 }  // namespace
+
+namespace {
+
+// A descriptor claiming a huge shape over a tiny compressed payload: decode
+// fails with a typed error after producing only what the payload holds,
+// never allocating (and zeroing) the claimed size (spec 01 §19.1).
+TEST(Hostile, HugeShapeOverTinyCompressedPayload) {
+  std::vector<double> values(4000, 7.0);
+  for (const std::uint64_t elements : {std::uint64_t{1} << 33, std::uint64_t{1} << 40}) {
+    SCOPED_TRACE(elements);
+    tensogram::data_object_descriptor d =
+        tensogram::data_object_descriptor::contiguous(tensogram::dtype::float64, {4000});
+    d.encoding = "simple_packing";
+    d.params.set("sp_reference_value", 0.0);
+    d.params.set("sp_binary_scale_factor", 0);
+    d.params.set("sp_decimal_scale_factor", 0);
+    d.params.set("sp_bits_per_value", 16);
+    d.compression = "zstd";
+    const std::vector<std::byte> z =
+        tensogram::codecs::pipeline::build(d)
+            .encode(std::as_bytes(std::span<const double>(values)), 4000, tensogram::native_byte_order(), 0)
+            .payload;
+    d.shape = {elements};
+    const tensogram::object_input in{d, z};
+    const std::vector<std::byte> msg = tensogram::encode_pre_encoded(
+        tensogram::global_metadata{}, std::span<const tensogram::object_input>(&in, 1));
+    EXPECT_THROW((void)tensogram::decode(tensogram::buffer::borrowed(msg)), tensogram::encoding_error);
+    EXPECT_THROW((void)tensogram::decode_object(tensogram::buffer::borrowed(msg), 0),
+                 tensogram::encoding_error);
+  }
+}
+
+}  // namespace

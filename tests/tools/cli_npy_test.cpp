@@ -483,7 +483,8 @@ TEST(NpyOutput, UnwritableOutputDirectory) {
   const std::string out = (dir / "missing-dir" / "out.tgm").string();
   const run_result r = run_cli({"convert-npy", (dir / "a.npy").string(), "-o", out});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.err.rfind("error: cannot write " + out + ": cannot create temporary file: ", 0), 0u) << r.err;
+  EXPECT_EQ(r.err.rfind("error: io error: cannot write " + out + ": cannot create temporary file: ", 0), 0u)
+      << r.err;
 }
 
 // ---- to-npy -----------------------------------------------------------------

@@ -2,16 +2,17 @@
 // addition; the reference has no .npy importer).
 #include <tensogram.hpp>
 
-#include "atomic_file.hpp"
+#include <tensogram/io/file.hpp>
 #include "commands.hpp"
 #include "meta_option.hpp"
 #include "npy.hpp"
+#include "progress.hpp"
 #include "tool_error.hpp"
 
 namespace tensogram::cli {
 
 void run_convert_npy(const convert_npy_args& args, const encode_options& options, std::ostream& out,
-                     std::ostream& err) {
+                     std::ostream& err, bool show_progress) {
   // --meta errors are found before any input is read.
   const cbor::value meta_map = build_meta_map(args.meta);
 
@@ -23,6 +24,8 @@ void run_convert_npy(const convert_npy_args& args, const encode_options& options
   inputs.reserve(args.inputs.size());
   reordered.reserve(args.inputs.size());
   objects.reserve(args.inputs.size());
+  // One step per input, one for encoding and writing the message.
+  progress bar("convert-npy", args.inputs.size() + 1, show_progress);
   for (const std::string& path : args.inputs) {
     inputs.push_back(buffer::map_file(path));
     npy::array a;
@@ -43,14 +46,19 @@ void run_convert_npy(const convert_npy_args& args, const encode_options& options
     }
     // Bytes are stored exactly as the file holds them; the descriptor
     // records their byte order (the encoder never swaps, spec 02 §6).
-    objects.push_back(
-        object_input{data_object_descriptor::contiguous(a.element.type, a.hdr.shape, a.element.order), data});
+    data_object_descriptor d =
+        data_object_descriptor::contiguous(a.element.type, a.hdr.shape, a.element.order);
+    apply_pipeline_flags(args.pipeline, d, path);
+    objects.push_back(object_input{std::move(d), data});
+    bar.advance();
   }
 
   global_metadata meta;
   meta.base.assign(objects.size(), meta_map);
   const std::vector<std::byte> encoded = encode(meta, objects, options);
   write_file_atomically(args.output, encoded);
+  bar.advance();
+  bar.finish();
   out << "Wrote " << objects.size() << (objects.size() == 1 ? " object" : " objects") << " to " << args.output
       << '\n';
 }

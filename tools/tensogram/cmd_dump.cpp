@@ -96,10 +96,10 @@ void run_dump(const dump_args& args, std::ostream& out) {
   const std::vector<std::string> keys = have_keys ? parse_key_list(*args.keys) : std::vector<std::string>{};
 
   for (const std::string& path : args.files) {
-    const tgm_file f = open_tgm(path);
+    tgm_file f = open_tgm(path);
     // Numbering is the message's position in its file (restarting at 0 for
     // each file), also when a where-clause skips messages.
-    for (std::size_t i = 0; i < f.messages.size(); ++i) {
+    for (std::size_t i = 0; i < f.count(); ++i) {
       const buffer bytes = f.message(i);
       // Filter on the cheap metadata-only decode, as the reference does,
       // then decode fully for the descriptors.

@@ -26,8 +26,8 @@ void run_ls(const ls_args& args, std::ostream& out) {
   }
 
   for (const std::string& path : args.files) {
-    const tgm_file f = open_tgm(path);
-    for (std::size_t m = 0; m < f.messages.size(); ++m) {
+    tgm_file f = open_tgm(path);
+    for (std::size_t m = 0; m < f.count(); ++m) {
       // `ls` reads only the metadata frame (no payload decoding): for a
       // streaming message that is its header metadata.
       const metadata meta = decode_metadata(f.message(m).bytes());

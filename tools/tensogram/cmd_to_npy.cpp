@@ -5,7 +5,7 @@
 
 #include <tensogram.hpp>
 
-#include "atomic_file.hpp"
+#include <tensogram/io/file.hpp>
 #include "commands.hpp"
 #include "npy.hpp"
 #include "tgm_file.hpp"
@@ -15,7 +15,9 @@ namespace tensogram::cli {
 
 void run_to_npy(const to_npy_args& args, const decode_options& options, std::ostream& out,
                 std::ostream& err) {
-  const tgm_file f = open_tgm(args.input);
+  tgm_file f = open_tgm(args.input);
+  // Scan before creating the output directory: a missing input creates nothing.
+  const std::size_t count = f.count();
   const std::filesystem::path dir(args.output_dir);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -24,7 +26,7 @@ void run_to_npy(const to_npy_args& args, const decode_options& options, std::ost
 
   decode_options opts = options;
   opts.native_byte_order = true;  // .npy files are written in the host's byte order
-  for (std::size_t i = 0; i < f.messages.size(); ++i) {
+  for (std::size_t i = 0; i < count; ++i) {
     const message msg = decode(f.message(i), opts);
     for (std::size_t j = 0; j < msg.num_objects(); ++j) {
       const decoded_object& o = msg.object(j);

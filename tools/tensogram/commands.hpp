@@ -10,7 +10,10 @@
 #include <string>
 #include <vector>
 
+#include <tensogram/doctor.hpp>
 #include <tensogram/message/options.hpp>
+
+#include "pipeline_flags.hpp"
 
 namespace tensogram::cli {
 
@@ -38,15 +41,68 @@ struct dump_args {
 };
 void run_dump(const dump_args& args, std::ostream& out);
 
-/// `convert-npy IN.npy... -o OUT.tgm [--meta key=value]...` (tensogram-cpp
-/// only): one message with one object per input array.
+struct global_options;
+
+/// `get -p KEYS [-w WHERE] [FILES]...` (§A.5): strict, the first message
+/// lacking a key ends the command with "key not found: <key>".
+struct get_args {
+  std::optional<std::string> where;
+  std::string keys;
+  std::vector<std::string> files;
+};
+void run_get(const get_args& args, std::ostream& out);
+
+/// `set -s K=V[,K=V...] [-w WHERE] INPUT OUTPUT` (§A.5).
+struct set_args {
+  std::string pairs;
+  std::optional<std::string> where;
+  std::string input;
+  std::string output;
+};
+void run_set(const set_args& args);
+
+/// `copy [-w WHERE] INPUT OUTPUT` (§A.5); OUTPUT may hold `[key]` placeholders.
+struct copy_args {
+  std::optional<std::string> where;
+  std::string input;
+  std::string output;
+};
+void run_copy(const copy_args& args, const global_options& globals);
+
+/// `merge -o OUTPUT [-s STRATEGY] [INPUTS]...` (§A.5).
+struct merge_args {
+  std::vector<std::string> inputs;
+  std::string output;
+  std::string strategy = "first";
+};
+void run_merge(const merge_args& args, const global_options& globals, std::ostream& out);
+
+/// `split -o TEMPLATE INPUT` (§A.5).
+struct split_args {
+  std::string input;
+  std::string output;
+};
+void run_split(const split_args& args, const global_options& globals, std::ostream& out);
+
+/// `reshuffle -o OUTPUT INPUT` (§A.5).
+struct reshuffle_args {
+  std::string input;
+  std::string output;
+};
+void run_reshuffle(const reshuffle_args& args, const global_options& globals, std::ostream& out);
+
+/// `convert-npy IN.npy... -o OUT.tgm [--meta key=value]... [PIPELINE]`
+/// (tensogram-cpp only): one message with one object per input array, each
+/// encoded with the pipeline flags (extended set, pipeline_flags.hpp).
 struct convert_npy_args {
   std::vector<std::string> inputs;
   std::string output;
   std::vector<std::string> meta;
+  pipeline_flags pipeline;
 };
+/// `show_progress`: draw a progress bar on stderr (see progress.hpp).
 void run_convert_npy(const convert_npy_args& args, const encode_options& options, std::ostream& out,
-                     std::ostream& err);
+                     std::ostream& err, bool show_progress = false);
 
 /// `to-npy FILE.tgm -o DIR` (tensogram-cpp only): one .npy per object.
 struct to_npy_args {
@@ -54,5 +110,33 @@ struct to_npy_args {
   std::string output_dir;
 };
 void run_to_npy(const to_npy_args& args, const decode_options& options, std::ostream& out, std::ostream& err);
+
+/// `validate [--quick | --checksum | --full] [--canonical] [--json] FILES...`
+/// (§A.5). Issues go to `err`, OK lines (or the JSON array) to `out`.
+/// Returns the exit code: 1 iff some file failed (the report shows why; no
+/// `error:` line, §A.1). Throws `io_error` for a file that cannot be opened.
+/// `show_progress`: a bar on `err` for large files (see progress.hpp).
+struct validate_args {
+  bool quick = false;
+  bool checksum = false;
+  bool full = false;
+  bool canonical = false;
+  bool json = false;
+  std::vector<std::string> files;
+};
+int run_validate(const validate_args& args, std::ostream& out, std::ostream& err, bool show_progress = false);
+
+/// `doctor [--json]` (§A.5). Returns the exit code: 1 iff a self-test row
+/// failed (the report shows why; no `error:` line, §A.1).
+struct doctor_args {
+  bool json = false;
+};
+int run_doctor(const doctor_args& args, std::ostream& out);
+/// The library's report plus the converter rows only the CLI has.
+[[nodiscard]] doctor_report cli_doctor_report();
+/// The human report (label columns 22 and 42, two-space indent).
+void print_doctor_human(const doctor_report& report, std::ostream& out);
+/// Prints `report` (JSON or human) and returns the exit code of `doctor`.
+int write_doctor_report(const doctor_report& report, bool json, std::ostream& out);
 
 }  // namespace tensogram::cli

@@ -98,6 +98,10 @@ void add_global_options(CLI::App& app, global_options& opts) {
       ->envname("TENSOGRAM_SMALL_MASK_THRESHOLD")
       ->type_name("BYTES")
       ->group(group);
+  app.add_flag("-q,--quiet", opts.quiet,
+               "Do not draw progress bars on stderr (they appear only on a terminal)")
+      ->envname("TENSOGRAM_QUIET")
+      ->group(group);
 }
 
 }  // namespace tensogram::cli

@@ -26,6 +26,9 @@ struct global_options {
   std::string pos_inf_mask_method = "roaring";
   std::string neg_inf_mask_method = "roaring";
   std::uint64_t small_mask_threshold = 128;
+  /// `--quiet` / `-q` (env TENSOGRAM_QUIET): no progress bars on stderr. A
+  /// tensogram-cpp addition; the reference has no progress output to hide.
+  bool quiet = false;
 
   /// Encode options for the encoding commands. Throws `usage_error` for a
   /// BOOL value outside y/yes/t/true/on/1 and n/no/f/false/off/0.

@@ -11,8 +11,12 @@
 #include <CLI/CLI.hpp>
 #include <tensogram.hpp>
 
+#include "cli_reference.hpp"
 #include "commands.hpp"
 #include "global_options.hpp"
+#include "help_text.hpp"
+#include "pipeline_flags.hpp"
+#include "progress.hpp"
 
 namespace {
 
@@ -56,7 +60,8 @@ int main(int argc, char** argv) {
   CLI::App app("tensogram-cpp " + version +
                    ": command-line tool for Tensogram messages (wire format v3).\n"
                    "This is the C++ implementation (tensogram-cpp), compatible with the reference "
-                   "tensogram CLI for info, ls and dump; convert-npy and to-npy are additions.",
+                   "tensogram CLI (see docs/cli.md for the differences); convert-npy and to-npy are "
+                   "additions.",
                "tensogram");
   app.set_version_flag("-V,--version", "tensogram " + version, "Print version and exit");
   app.require_subcommand(0, 1);
@@ -83,6 +88,60 @@ int main(int argc, char** argv) {
   dump_cmd->add_flag("-j", dump.json, "JSON output");
   dump_cmd->add_option("files", dump.files, "Tensogram files")->type_name("FILES");
 
+  tensogram::cli::get_args get;
+  CLI::App* get_cmd = add_command(app, "get", "Extract specific key values (strict: errors on missing keys)");
+  get_cmd->add_option("-w", get.where, "Where-clause filter")->type_name("WHERE");
+  get_cmd->add_option("-p", get.keys, "Comma-separated keys to extract")->required()->type_name("KEYS");
+  get_cmd->add_option("files", get.files, "Tensogram files")->type_name("FILES");
+
+  tensogram::cli::set_args set;
+  CLI::App* set_cmd = add_command(app, "set", "Modify metadata key/value pairs");
+  set_cmd->add_option("-s", set.pairs, "Key=value pairs to set (comma-separated; values are stored as text)")
+      ->required()
+      ->type_name("K=V[,K=V...]");
+  set_cmd->add_option("-w", set.where, "Where-clause filter (other messages are copied unchanged)")
+      ->type_name("WHERE");
+  set_cmd->add_option("input", set.input, "Input file")->required()->type_name("INPUT");
+  set_cmd->add_option("output", set.output, "Output file (replaced atomically)")
+      ->required()
+      ->type_name("OUTPUT");
+
+  tensogram::cli::copy_args copy;
+  CLI::App* copy_cmd = add_command(app, "copy", "Copy/split messages from input to output");
+  copy_cmd->add_option("-w", copy.where, "Where-clause filter")->type_name("WHERE");
+  copy_cmd->add_option("input", copy.input, "Input file")->required()->type_name("INPUT");
+  copy_cmd
+      ->add_option("output", copy.output,
+                   "Output path; [key] placeholders fan messages out to several files, appending")
+      ->required()
+      ->type_name("OUTPUT");
+
+  tensogram::cli::merge_args merge;
+  CLI::App* merge_cmd = add_command(app, "merge", "Merge messages from multiple files into a single message");
+  merge_cmd->add_option("inputs", merge.inputs, "Input files")->type_name("INPUTS");
+  merge_cmd->add_option("-o,--output", merge.output, "Output file")->required()->type_name("OUTPUT");
+  merge_cmd
+      ->add_option("-s,--strategy", merge.strategy,
+                   "Conflicting _extra_ keys: first (default) keeps the first value, last the last, "
+                   "error fails")
+      ->type_name("STRATEGY");
+
+  tensogram::cli::split_args split;
+  CLI::App* split_cmd =
+      add_command(app, "split", "Split multi-object messages into separate single-object files");
+  split_cmd->add_option("input", split.input, "Input file")->required()->type_name("INPUT");
+  split_cmd
+      ->add_option("-o,--output", split.output,
+                   "Output template ([index] for numbering, e.g. split_[index].tgm)")
+      ->required()
+      ->type_name("TEMPLATE");
+
+  tensogram::cli::reshuffle_args reshuffle;
+  CLI::App* reshuffle_cmd =
+      add_command(app, "reshuffle", "Reshuffle frames: move footer frames to header position");
+  reshuffle_cmd->add_option("input", reshuffle.input, "Input file")->required()->type_name("INPUT");
+  reshuffle_cmd->add_option("-o,--output", reshuffle.output, "Output file")->required()->type_name("OUTPUT");
+
   tensogram::cli::convert_npy_args conv;
   CLI::App* conv_cmd = add_command(
       app, "convert-npy", "Convert NumPy .npy arrays into one Tensogram message (one object per array)");
@@ -95,6 +154,7 @@ int main(int argc, char** argv) {
                    "Metadata for every object's base entry; dotted keys nest (mars.param=2t); repeatable")
       ->type_name("KEY=VALUE")
       ->allow_extra_args(false);  // one KEY=VALUE per --meta, so inputs may follow
+  tensogram::cli::add_pipeline_flags(*conv_cmd, conv.pipeline, tensogram::cli::pipeline_flag_set::extended);
 
   tensogram::cli::to_npy_args to_npy;
   CLI::App* to_npy_cmd =
@@ -104,6 +164,33 @@ int main(int argc, char** argv) {
       ->required()
       ->type_name("DIR");
 
+  tensogram::cli::validate_args validate;
+  CLI::App* validate_cmd =
+      add_command(app, "validate", "Validate message structure, metadata, integrity and fidelity");
+  CLI::Option* quick_flag =
+      validate_cmd->add_flag("--quick", validate.quick, "Quick mode: structure only (level 1)");
+  CLI::Option* checksum_flag = validate_cmd->add_flag(
+      "--checksum", validate.checksum, "Checksum only: hash verification, no metadata/decode checks");
+  CLI::Option* full_flag = validate_cmd->add_flag(
+      "--full", validate.full, "Full mode: levels 1-4, including full decode and NaN/Inf detection");
+  quick_flag->excludes(checksum_flag)->excludes(full_flag);
+  checksum_flag->excludes(full_flag);
+  validate_cmd->add_flag("--canonical", validate.canonical,
+                         "Check RFC 8949 canonical CBOR key ordering (combinable with any mode)");
+  validate_cmd->add_flag("--json", validate.json,
+                         "JSON output (one pretty-printed array, one element per file)");
+  validate_cmd->add_option("files", validate.files, "Files to validate")->required()->type_name("FILES");
+
+  tensogram::cli::doctor_args doctor;
+  CLI::App* doctor_cmd = add_command(
+      app, "doctor", "Check this build: versions, compiled-in features and an encode/decode self-test");
+  doctor_cmd->add_flag("--json", doctor.json, "JSON output");
+
+  // Registered last so that they see every subcommand above.
+  tensogram::cli::doc_commands docs;
+  tensogram::cli::add_doc_commands(app, docs);
+  tensogram::cli::apply_help_text(app);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -112,7 +199,10 @@ int main(int argc, char** argv) {
     return usage_failure(e.what());
   }
   if (app.get_subcommands().empty()) {
-    return usage_failure("a subcommand is required (info, ls, dump, convert-npy, to-npy)");
+    return usage_failure(
+        "a subcommand is required (info, ls, dump, get, set, copy, merge, split, reshuffle, validate, "
+        "doctor, "
+        "convert-npy, to-npy, completion)");
   }
   try {
     tensogram::cli::validate_global_options(globals);
@@ -124,12 +214,32 @@ int main(int argc, char** argv) {
     if (info_cmd->parsed()) tensogram::cli::run_info(info, std::cout);
     if (ls_cmd->parsed()) tensogram::cli::run_ls(ls, std::cout);
     if (dump_cmd->parsed()) tensogram::cli::run_dump(dump, std::cout);
+    if (get_cmd->parsed()) tensogram::cli::run_get(get, std::cout);
+    if (set_cmd->parsed()) tensogram::cli::run_set(set);
+    if (copy_cmd->parsed()) tensogram::cli::run_copy(copy, globals);
+    if (merge_cmd->parsed()) tensogram::cli::run_merge(merge, globals, std::cout);
+    if (split_cmd->parsed()) tensogram::cli::run_split(split, globals, std::cout);
+    if (reshuffle_cmd->parsed()) tensogram::cli::run_reshuffle(reshuffle, globals, std::cout);
     if (conv_cmd->parsed()) {
-      tensogram::cli::run_convert_npy(conv, globals.to_encode_options(), std::cout, std::cerr);
+      tensogram::cli::run_convert_npy(conv, globals.to_encode_options(), std::cout, std::cerr,
+                                      tensogram::cli::progress_wanted(globals));
     }
     if (to_npy_cmd->parsed()) {
       tensogram::cli::run_to_npy(to_npy, globals.to_decode_options(), std::cout, std::cerr);
     }
+    if (validate_cmd->parsed()) {
+      // The report is the output; failure is exit 1 without `error:` (§A.1).
+      const int code = tensogram::cli::run_validate(validate, std::cout, std::cerr,
+                                                    tensogram::cli::progress_wanted(globals));
+      std::cout.flush();
+      return code;
+    }
+    if (doctor_cmd->parsed()) {
+      const int code = tensogram::cli::run_doctor(doctor, std::cout);
+      std::cout.flush();
+      return code;
+    }
+    tensogram::cli::run_doc_commands(docs, app, std::cout);
   } catch (const std::exception& e) {
     // Output printed before the failure stays printed (like the reference).
     std::cout.flush();

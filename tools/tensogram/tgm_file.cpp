@@ -1,14 +1,12 @@
 #include "tgm_file.hpp"
 
-#include <tensogram/message/decode.hpp>
+#include <tensogram/io/byte_source.hpp>
 
 namespace tensogram::cli {
 
 tgm_file open_tgm(const std::string& path) {
-  tgm_file f;
-  f.bytes = buffer::map_file(path);
-  f.messages = scan(f.bytes.bytes());
-  return f;
+  if (io::is_remote_url(path)) return tgm_file(tensogram::file::open_remote(path));
+  return tgm_file(tensogram::file::open_mmap(path));
 }
 
 }  // namespace tensogram::cli

@@ -1,28 +1,36 @@
-// A .tgm file opened for reading: memory-mapped bytes plus the messages a
-// scan found in them (spec 01 §16; garbage between messages is skipped).
+// A .tgm file opened for reading by the commands: a `tensogram::file`
+// memory-mapped for local paths, read with HTTP range requests for http(s)
+// URLs (spec 04 E.3); garbage between messages is skipped (spec 01 §16).
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
-#include <vector>
 
 #include <tensogram/core/buffer.hpp>
-#include <tensogram/format/scan.hpp>
+#include <tensogram/io/file.hpp>
 
 namespace tensogram::cli {
 
-struct tgm_file {
-  buffer bytes;
-  std::vector<scan_entry> messages;
+class tgm_file {
+ public:
+  explicit tgm_file(tensogram::file f) : file_(std::move(f)) {}
 
-  /// Message `i`'s bytes, sharing the mapping.
-  [[nodiscard]] buffer message(std::size_t i) const {
-    return bytes.slice(messages.at(i).offset, messages.at(i).length);
-  }
+  /// Number of messages (scans on first use).
+  [[nodiscard]] std::size_t count() { return file_.message_count(); }
+  /// Size of the file in bytes.
+  [[nodiscard]] std::uint64_t size() { return file_.source().size(); }
+  /// Message `i`'s bytes (sharing the mapping for local files).
+  [[nodiscard]] buffer message(std::size_t i) { return file_.message_bytes(i); }
+  [[nodiscard]] tensogram::file& file() noexcept { return file_; }
+
+ private:
+  tensogram::file file_;
 };
 
-/// Maps and scans `path`. Throws the library's `io_error` when the file
-/// cannot be opened (its message names the path).
+/// Opens `path` (a local path or an http(s) URL). Errors (a missing file, an
+/// unreachable URL) surface as the library's `io_error`/`remote_error` on
+/// first use, naming the path.
 [[nodiscard]] tgm_file open_tgm(const std::string& path);
 
 }  // namespace tensogram::cli

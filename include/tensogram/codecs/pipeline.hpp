@@ -3,9 +3,9 @@
 // reference's check order (spec 03 §3) and runs it in both directions.
 //
 // Stages this build provides: encoding none/simple_packing; filter
-// none/shuffle; compression none/szip/zstd/lz4/zfp/rle/roaring. `blosc2` and
-// `sz3` are reported exactly as the reference reports a codec that is not
-// compiled in: "unknown compression: NAME" (Encoding error).
+// none/shuffle; compression none/szip/zstd/lz4/blosc2/zfp/rle/roaring. `sz3`
+// is reported exactly as the reference reports a codec that is not compiled
+// in: "unknown compression: NAME" (Encoding error).
 #pragma once
 
 #include <cstddef>
@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tensogram/codecs/blosc2.hpp"
 #include "tensogram/codecs/simple_packing.hpp"
 #include "tensogram/codecs/szip.hpp"
 #include "tensogram/codecs/zfp.hpp"
@@ -36,7 +37,7 @@ void resolve_simple_packing_params(data_object_descriptor& d, std::span<const st
 
 class pipeline {
  public:
-  enum class compressor { none, szip, zstd, lz4, zfp, rle, roaring };
+  enum class compressor { none, szip, zstd, lz4, blosc2, zfp, rle, roaring };
 
   /// Resolves every stage and parameter (decode side and pre-encoded mode:
   /// all parameters must be present). Throws `encoding_error` for unknown or
@@ -51,7 +52,8 @@ class pipeline {
   void check_encodable() const;
 
   [[nodiscard]] bool is_identity() const noexcept;
-  /// "Intra-codec friendly" (spec 03 §13): zstd, simple_packing or shuffle.
+  /// "Intra-codec friendly" (spec 03 §13): zstd, blosc2, simple_packing or
+  /// shuffle.
   [[nodiscard]] bool uses_intra_threads() const noexcept;
   [[nodiscard]] compressor compression() const noexcept { return compressor_; }
 
@@ -65,8 +67,8 @@ class pipeline {
   };
   /// Runs encoding, filter and compression over `raw` (N elements in
   /// `declared` order). `threads` ≥ 1 splits simple_packing and shuffle into
-  /// chunks (same bytes) and gives zstd worker threads (different bytes,
-  /// as in the reference, spec 03 §13).
+  /// chunks (same bytes), gives zstd worker threads (different bytes, as in
+  /// the reference, spec 03 §13) and blosc2 block threads (same bytes).
   [[nodiscard]] encoded encode(std::span<const std::byte> raw, std::uint64_t n, byte_order declared,
                                std::uint32_t threads = 0) const;
 
@@ -94,6 +96,7 @@ class pipeline {
   szip_params szip_;
   std::optional<std::vector<std::uint64_t>> szip_offsets_;
   int zstd_level_ = 3;
+  blosc2_params blosc2_;
   zfp_params zfp_;
 };
 

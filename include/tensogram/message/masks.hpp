@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tensogram/cbor/value.hpp"
 #include "tensogram/core/byte_order.hpp"
 #include "tensogram/core/dtype.hpp"
 
@@ -46,10 +47,16 @@ struct substituted_data {
 [[nodiscard]] std::string effective_mask_method(std::string_view requested, std::uint64_t n,
                                                 std::size_t threshold);
 
-/// Blob of a packed mask of `n` bits. Throws `encoding_error` for methods
-/// this build cannot write (blosc2 until that codec exists).
+/// Blob of a packed mask of `n` bits (spec 03 §11.3). `blosc2` uses the
+/// reference's defaults, codec lz4 and level 5.
 [[nodiscard]] std::vector<std::byte> encode_mask_blob(std::span<const std::byte> packed, std::uint64_t n,
                                                       std::string_view method);
+
+/// The `params` a mask entry of this method carries in the descriptor
+/// (spec 02 §4.3): `{"codec": "lz4", "level": 5}` for blosc2 (always),
+/// nothing for the others (zstd's level only appears when a caller set one,
+/// which the options cannot).
+[[nodiscard]] std::optional<cbor::value> mask_blob_params(std::string_view method);
 
 /// Packed ceil(n/8) bytes from a blob. Throws `encoding_error`
 /// ("bitmask decode (<method>): ...", or "unknown mask method").
