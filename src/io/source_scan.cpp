@@ -135,6 +135,26 @@ struct pending {
   }
 };
 
+// A probe result awaiting confirmation. Not std::optional: GCC 12 at -O3
+// reports false -Wmaybe-uninitialized on optional payloads here (GCC bug
+// 105593 and kin).
+class pending_slot {
+ public:
+  explicit operator bool() const noexcept { return active_; }
+  const pending* operator->() const noexcept { return &value_; }
+  const pending& operator*() const noexcept { return value_; }
+  pending_slot& operator=(const pending& p) noexcept {
+    value_ = p;
+    active_ = true;
+    return *this;
+  }
+  void reset() noexcept { active_ = false; }
+
+ private:
+  pending value_{};
+  bool active_ = false;
+};
+
 scan_entry entry(const pending& p) {
   return scan_entry{static_cast<std::size_t>(p.offset), static_cast<std::size_t>(p.length)};
 }
@@ -163,8 +183,8 @@ std::vector<scan_entry> scan_source(byte_source& src, scan_mode mode, std::uint6
   std::uint64_t b = size;  // everything from b on is confirmed (backward)
   bool fwd_on = true;
   bool bwd_on = mode == scan_mode::bidirectional;
-  std::optional<pending> pf;  // preamble read at f; end magic not yet seen
-  std::optional<pending> pb;  // postamble read at b; preamble not yet seen
+  pending_slot pf;  // preamble read at f; end magic not yet seen
+  pending_slot pb;  // postamble read at b; preamble not yet seen
 
   while ((fwd_on || bwd_on) && f + min_message_size <= b) {
     std::vector<byte_range> req;
