@@ -13,12 +13,13 @@ SHELL := /bin/bash
 # Debian 12 packages the build, the tests and the dev tools need. One list on
 # purpose: new dependencies (codecs, Python, ...) are added here and nowhere
 # else (libzstd-dev/liblz4-dev/zlib1g-dev: the codecs under src/codecs/; libcurl: remote
-# reads in src/io/; nginx-light: the loopback HTTP server of the remote tests).
+# reads in src/io/; nginx-light: the loopback HTTP server of the remote tests; libpcre2-dev:
+# metatensor schema `pattern` keywords).
 # `--no-install-recommends` skips what clang only recommends, so its
 # libFuzzer/sanitizer runtimes (libclang-rt-14-dev) are listed explicitly.
 DEPS := build-essential cmake pkg-config \
         libxxhash-dev nlohmann-json3-dev libcli11-dev \
-        libzstd-dev liblz4-dev zlib1g-dev libaec-dev libzfp-dev \
+        libzstd-dev liblz4-dev zlib1g-dev libaec-dev libzfp-dev libpcre2-dev \
         python3-zstandard python3-lz4 libaec-tools \
         libcurl4-openssl-dev nginx-light \
         libgtest-dev libgmock-dev libbenchmark-dev \
@@ -41,6 +42,7 @@ OUT_DIR := out
 
 CLI := $(BUILD_DIR)/tools/tensogram/tensogram
 DEMO := $(BUILD_DIR)/examples/tensogram_demo
+METATENSOR := $(BUILD_DIR)/tools/metatensor/metatensor
 
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 FORMAT_DIRS := include src tools tests bench fuzz examples
@@ -93,6 +95,11 @@ demo: build
 	@echo
 	@echo "==> tensogram dump $(OUT_DIR)/demo.tgm"
 	@$(CLI) dump $(OUT_DIR)/demo.tgm
+	@echo
+	@echo "==> metatensor from-tgm $(OUT_DIR)/demo.tgm -o $(OUT_DIR)/demo.mt --name-key mars.param"
+	@$(METATENSOR) from-tgm $(OUT_DIR)/demo.tgm -o $(OUT_DIR)/demo.mt --name-key mars.param
+	@$(METATENSOR) info $(OUT_DIR)/demo.mt
+	@$(METATENSOR) validate --deep $(OUT_DIR)/demo.mt
 	@grep 'max abs error' $(OUT_DIR)/demo.log
 
 # RelWithDebInfo, but at Release's -O3: GCC 12 emits some warnings
@@ -129,6 +136,7 @@ bench: deps
 	$(BENCH_DIR)/bench/tensogram_bench
 	$(BENCH_DIR)/bench/tensogram_codec_matrix
 	$(BENCH_DIR)/bench/tensogram_io_bench
+	$(BENCH_DIR)/bench/tensogram_metatensor_bench
 
 # Only C++ files of the listed folders: build trees and fixtures stay untouched.
 format_files = $(shell find $(wildcard $(FORMAT_DIRS)) -type f \

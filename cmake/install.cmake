@@ -48,6 +48,9 @@ if(TARGET tensogram_cli)
     RENAME tensogram
     COMPONENT Runtime)
 endif()
+if(TARGET metatensor_cli)
+  install(TARGETS metatensor_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT Runtime)
+endif()
 
 # ---- CMake package ---------------------------------------------------------
 install(EXPORT tensogramTargets

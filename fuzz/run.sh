@@ -30,7 +30,8 @@ if [[ ! -d $fixtures ]]; then
 fi
 fixtures=$(cd "$fixtures" && pwd)
 
-targets=(fuzz_decode_message fuzz_decode_metadata fuzz_scan fuzz_file_source fuzz_blosc2)
+targets=(fuzz_decode_message fuzz_decode_metadata fuzz_scan fuzz_file_source fuzz_blosc2 fuzz_metatensor_file
+         fuzz_metatensor_schema)
 cmake --build "$build_dir" --target "${targets[@]}" -j "$(nproc)"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/tensogram-fuzz.XXXXXX")
@@ -63,6 +64,13 @@ for f in "$fixtures"/../blosc2/*.b2frame; do
   head -c "$max_len" "$f" >"$blosc2_seeds/$(basename "$f")"
 done
 
+# The metatensor targets read metatensor files and schemas: their seeds are
+# the small files of spec 06 (Appendix A, §6.7's worked example) written by
+# fuzz/metatensor_seeds.py, and those files' schemas.
+metatensor_seeds="$work/seeds-metatensor"
+schema_seeds="$work/seeds-schema"
+python3 "$here/metatensor_seeds.py" "$metatensor_seeds" "$schema_seeds"
+
 artifacts="$build_dir/fuzz/artifacts"
 mkdir -p "$artifacts"
 
@@ -76,6 +84,8 @@ for t in "${targets[@]}"; do
   echo "== $t: ${seconds}s"
   target_seeds=$seeds
   if [[ $t == fuzz_blosc2 ]]; then target_seeds=$blosc2_seeds; fi
+  if [[ $t == fuzz_metatensor_file ]]; then target_seeds=$metatensor_seeds; fi
+  if [[ $t == fuzz_metatensor_schema ]]; then target_seeds=$schema_seeds; fi
   set +e
   # -timeout: a parser that spends this long on 64 KiB is hung (libFuzzer's
   # default of 20 minutes would stall the run). -rss_limit_mb bounds

@@ -1,6 +1,11 @@
 // Umbrella header of the metatensor library (spec 06): schema-driven tensors
-// inside valid safetensors files. Currently: the safetensors base layer.
+// (flat arrays, records, strings, ragged lists) inside valid safetensors files.
 #pragma once
 
-#include "metatensor/error.hpp"        // IWYU pragma: export
-#include "metatensor/safetensors.hpp"  // IWYU pragma: export
+#include "metatensor/compatibility.hpp"  // IWYU pragma: export
+#include "metatensor/error.hpp"          // IWYU pragma: export
+#include "metatensor/file.hpp"           // IWYU pragma: export
+#include "metatensor/json_schema.hpp"    // IWYU pragma: export
+#include "metatensor/layout.hpp"         // IWYU pragma: export
+#include "metatensor/safetensors.hpp"    // IWYU pragma: export
+#include "metatensor/writer.hpp"         // IWYU pragma: export

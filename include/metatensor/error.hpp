@@ -57,6 +57,8 @@ enum class errc : std::uint8_t {
   mt_nonzero_padding,
   mt_value,
   mt_limit,
+  // §11 schema evolution.
+  mt_schema_incompatible,
 };
 
 /// The spec's spelling of an error name ("ST_HEADER_TOO_SMALL").

@@ -232,11 +232,15 @@ struct write_options {
   std::size_t header_alignment = 64;
   /// Write `__metadata__` even when the map is empty (as `{}`).
   bool always_write_metadata = false;
+  /// Lay the tensors out in the given order instead of the dtype-alignment
+  /// order (for writers that place tensors themselves, e.g. the metatensor
+  /// writer's §6.6 order with explicit padding tensors).
+  bool keep_order = false;
 };
 
 /// The canonical byte image of a file (§3.5): `__metadata__` first with keys
 /// sorted by byte value, tensors ordered by decreasing dtype alignment then
-/// by name (byte-wise), entries listed in `begin` order, compact JSON, the
+/// by name (byte-wise) unless `keep_order`, entries listed in `begin` order, compact JSON, the
 /// header padded with spaces. Throws `tensogram::invalid_arg_error` for bad
 /// input (duplicate or reserved names, data size mismatch, invalid UTF-8,
 /// integers above 2^53 - 1).

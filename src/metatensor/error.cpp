@@ -46,6 +46,7 @@ std::string_view errc_name(errc code) noexcept {
     case errc::mt_nonzero_padding: return "MT_NONZERO_PADDING";
     case errc::mt_value: return "MT_VALUE";
     case errc::mt_limit: return "MT_LIMIT";
+    case errc::mt_schema_incompatible: return "MT_SCHEMA_INCOMPATIBLE";
   }
   return "MT_UNKNOWN";
 }

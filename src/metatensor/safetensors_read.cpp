@@ -11,147 +11,14 @@
 #include <utility>
 
 #include "metatensor/safetensors.hpp"
+#include "strict_json.hpp"
+#include "text.hpp"
 
 namespace metatensor::safetensors {
 namespace {
 
 [[noreturn]] void fail(errc code, const std::string& detail) {
   throw error(code, detail);
-}
-
-std::string q(std::string_view name) {
-  // Built by appending: GCC 12 at -O3 reports a false -Wrestrict for
-  // `"\"" + std::string` (GCC bug 105329).
-  std::string out;
-  out.reserve(name.size() + 2);
-  out += '"';
-  out += name;
-  out += '"';
-  return out;
-}
-
-// Strict UTF-8 (RFC 3629): no overlong forms, no surrogates, <= U+10FFFF.
-// Returns the offset of the first invalid byte, or npos.
-std::size_t first_invalid_utf8(std::string_view s) noexcept {
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  const std::size_t n = s.size();
-  std::size_t i = 0;
-  while (i < n) {
-    const unsigned c = p[i];
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    std::size_t len = 0;
-    unsigned lo = 0x80, hi = 0xBF;  // range of the second byte
-    if (c >= 0xC2 && c <= 0xDF) {
-      len = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3;
-      if (c == 0xE0) lo = 0xA0;
-      if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4;
-      if (c == 0xF0) lo = 0x90;
-      if (c == 0xF4) hi = 0x8F;
-    } else {
-      return i;
-    }
-    if (n - i < len) return i;
-    if (p[i + 1] < lo || p[i + 1] > hi) return i;
-    for (std::size_t k = 2; k < len; ++k) {
-      if ((p[i + k] & 0xC0) != 0x80) return i;
-    }
-    i += len;
-  }
-  return std::string_view::npos;
-}
-
-// A valid header nests 3 levels (object, entry, array); anything deeper is
-// invalid anyway, so deeper documents are refused before building a DOM
-// (§8.4 allows MT_LIMIT for nesting beyond 64 levels).
-constexpr std::size_t max_header_depth = 64;
-
-// SAX handler of the first parsing pass: records the first duplicate key of
-// any object (rule 4) and whether nesting exceeds `max_header_depth`. Key
-// sets are kept only for the first `max_header_depth` levels.
-struct header_checker {
-  std::vector<std::set<std::string>> keys;  // one per open object or array
-  std::size_t depth = 0;
-  bool too_deep = false;
-  std::optional<std::string> duplicate;
-  std::string syntax_error;
-
-  bool open() {
-    ++depth;
-    if (depth > max_header_depth) {
-      too_deep = true;
-    } else {
-      keys.emplace_back();
-    }
-    return true;
-  }
-  bool close() {
-    if (depth <= max_header_depth && !keys.empty()) keys.pop_back();
-    --depth;
-    return true;
-  }
-  bool null() { return true; }
-  bool boolean(bool) { return true; }
-  bool number_integer(std::int64_t) { return true; }
-  bool number_unsigned(std::uint64_t) { return true; }
-  bool number_float(double, const std::string&) { return true; }
-  bool string(std::string&) { return true; }
-  bool binary(nlohmann::json::binary_t&) { return true; }
-  bool start_object(std::size_t) { return open(); }
-  bool end_object() { return close(); }
-  bool start_array(std::size_t) { return open(); }
-  bool end_array() { return close(); }
-  bool key(std::string& k) {
-    if (depth <= max_header_depth && !keys.empty() && !keys.back().insert(k).second && !duplicate)
-      duplicate = k;
-    return true;
-  }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::json::exception& e) {
-    syntax_error = e.what();
-    return false;
-  }
-};
-
-// Parses the header JSON (§2 rule 3) and reports duplicate keys (rule 4)
-// after a complete parse, as the spec requires.
-nlohmann::json parse_header(std::string_view text) {
-  // nlohmann skips a UTF-8 byte-order mark; the reference parser rejects it.
-  if (text.size() >= 3 && static_cast<unsigned char>(text[0]) == 0xEF &&
-      static_cast<unsigned char>(text[1]) == 0xBB && static_cast<unsigned char>(text[2]) == 0xBF) {
-    fail(errc::st_header_json, "header starts with a byte-order mark");
-  }
-  // nlohmann's lexer treats a NUL byte as end of input and would ignore
-  // what follows; NUL is never valid in JSON text (RFC 8259 §2, §7).
-  if (const auto nul = text.find('\0'); nul != std::string_view::npos) {
-    fail(errc::st_header_json, "NUL byte at header byte " + std::to_string(nul));
-  }
-  // Pass 1 (SAX, iterative, O(depth) bits of state): syntax of the whole
-  // text, then duplicate keys (rule 4) and nesting depth (§8.4).
-  header_checker checker;
-  const bool ok =
-      nlohmann::json::sax_parse(text.begin(), text.end(), &checker, nlohmann::json::input_format_t::json,
-                                /*strict=*/true, /*ignore_comments=*/false);
-  if (!ok) fail(errc::st_header_json, "header is not one JSON value: " + checker.syntax_error);
-  if (checker.duplicate)
-    fail(errc::st_duplicate_key, "duplicate key " + q(*checker.duplicate) + " in a header object");
-  if (checker.too_deep) {
-    fail(errc::mt_limit, "header JSON nested deeper than " + std::to_string(max_header_depth) + " levels");
-  }
-  // Pass 2: the DOM, now known to be well-formed and shallow.
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/true,
-                                /*ignore_comments=*/false);
-  } catch (const nlohmann::json::exception& e) {
-    fail(errc::st_header_json, std::string("header is not one JSON value: ") + e.what());
-  }
-  return doc;
 }
 
 // A header integer (§2 rule 7): unsigned, no fraction/exponent, <= 2^53 - 1.
@@ -180,12 +47,12 @@ std::uint64_t tensor_view::element_count() const noexcept {
 
 void tensor_view::check_viewable(bool type_ok, std::size_t size, std::size_t align, bool aligned) const {
   if (!type_ok) {
-    throw tensogram::invalid_arg_error("tensor " + q(name_) + " has dtype " + std::string(dtype_name(type_)) +
-                                       ", which cannot be viewed as a " + std::to_string(size) +
-                                       "-byte element type");
+    throw tensogram::invalid_arg_error("tensor " + detail::quoted(name_) + " has dtype " +
+                                       std::string(dtype_name(type_)) + ", which cannot be viewed as a " +
+                                       std::to_string(size) + "-byte element type");
   }
   if (!aligned) {
-    throw tensogram::invalid_arg_error("tensor " + q(name_) + " data at data-section offset " +
+    throw tensogram::invalid_arg_error("tensor " + detail::quoted(name_) + " data at data-section offset " +
                                        std::to_string(begin_) + " is not aligned to " +
                                        std::to_string(align) + " bytes; use bytes() or copy_as<T>()");
   }
@@ -231,13 +98,15 @@ file file::from_buffer(tensogram::buffer image) {
                                    std::to_string(8 + bad) + ")");
   }
   // Rules 3 and 4.
-  const nlohmann::json doc = parse_header(text);
+  const nlohmann::json doc =
+      parse_strict_json(text, json_errors{errc::st_header_json, errc::st_duplicate_key, "header"});
   // Rule 5.
   if (!doc.is_object()) fail(errc::st_header_json, "header is not a JSON object");
   if (const auto it = doc.find("__metadata__"); it != doc.end()) {
     if (it->is_object()) {
       for (const auto& [k, v] : it->items()) {
-        if (!v.is_string()) fail(errc::st_metadata, "__metadata__ value of " + q(k) + " is not a string");
+        if (!v.is_string())
+          fail(errc::st_metadata, "__metadata__ value of " + detail::quoted(k) + " is not a string");
         f.metadata_.emplace(k, v.get<std::string>());
       }
       f.has_metadata_ = true;
@@ -248,14 +117,15 @@ file file::from_buffer(tensogram::buffer image) {
   std::vector<entry> entries;
   for (const auto& [k, v] : doc.items()) {
     if (k == "__metadata__") continue;
-    if (!v.is_object()) fail(errc::st_entry, "tensor " + q(k) + ": entry is not an object");
+    if (!v.is_object()) fail(errc::st_entry, "tensor " + detail::quoted(k) + ": entry is not an object");
     for (const auto& [field, _] : v.items()) {
       if (field != "dtype" && field != "shape" && field != "data_offsets") {
-        fail(errc::st_entry, "tensor " + q(k) + ": unknown field " + q(field));
+        fail(errc::st_entry, "tensor " + detail::quoted(k) + ": unknown field " + detail::quoted(field));
       }
     }
     for (const char* field : {"dtype", "shape", "data_offsets"}) {
-      if (!v.contains(field)) fail(errc::st_entry, "tensor " + q(k) + ": missing field \"" + field + "\"");
+      if (!v.contains(field))
+        fail(errc::st_entry, "tensor " + detail::quoted(k) + ": missing field \"" + field + "\"");
     }
     entries.push_back(entry{k, &v, dtype::u8, {}, 0, 0});
   }
@@ -263,53 +133,57 @@ file file::from_buffer(tensogram::buffer image) {
   for (auto& e : entries) {
     const auto& d = (*e.json)["dtype"];
     const auto parsed = d.is_string() ? parse_dtype(d.get_ref<const std::string&>()) : std::nullopt;
-    if (!parsed) fail(errc::st_dtype, "tensor " + q(e.name) + ": unknown dtype " + d.dump());
+    if (!parsed) fail(errc::st_dtype, "tensor " + detail::quoted(e.name) + ": unknown dtype " + d.dump());
     e.type = *parsed;
   }
   // Rule 7 (and the rank limit of §8.4).
   for (auto& e : entries) {
     const auto& s = (*e.json)["shape"];
-    if (!s.is_array()) fail(errc::st_entry, "tensor " + q(e.name) + ": shape is not an array");
+    if (!s.is_array()) fail(errc::st_entry, "tensor " + detail::quoted(e.name) + ": shape is not an array");
     if (s.size() > max_rank) {
-      fail(errc::mt_limit, "tensor " + q(e.name) + ": rank " + std::to_string(s.size()) + " exceeds 32");
+      fail(errc::mt_limit,
+           "tensor " + detail::quoted(e.name) + ": rank " + std::to_string(s.size()) + " exceeds 32");
     }
     for (std::size_t i = 0; i < s.size(); ++i) {
       std::uint64_t d = 0;
       if (!header_uint(s[i], d)) {
-        fail(errc::st_entry, "tensor " + q(e.name) + ": shape[" + std::to_string(i) + "] = " + s[i].dump() +
-                                 " is not an integer in [0, 2^53-1]");
+        fail(errc::st_entry, "tensor " + detail::quoted(e.name) + ": shape[" + std::to_string(i) +
+                                 "] = " + s[i].dump() + " is not an integer in [0, 2^53-1]");
       }
       e.shape.push_back(d);
     }
     const auto& o = (*e.json)["data_offsets"];
     if (!o.is_array() || o.size() != 2) {
-      fail(errc::st_entry, "tensor " + q(e.name) + ": data_offsets is not an array of two integers");
+      fail(errc::st_entry,
+           "tensor " + detail::quoted(e.name) + ": data_offsets is not an array of two integers");
     }
     if (!header_uint(o[0], e.begin) || !header_uint(o[1], e.end)) {
-      fail(errc::st_entry,
-           "tensor " + q(e.name) + ": data_offsets " + o.dump() + " are not integers in [0, 2^53-1]");
+      fail(errc::st_entry, "tensor " + detail::quoted(e.name) + ": data_offsets " + o.dump() +
+                               " are not integers in [0, 2^53-1]");
     }
     if (e.begin > e.end)
-      fail(errc::st_offsets, "tensor " + q(e.name) + ": data_offsets " + o.dump() + " begin > end");
+      fail(errc::st_offsets,
+           "tensor " + detail::quoted(e.name) + ": data_offsets " + o.dump() + " begin > end");
   }
   // Rule 8.
   for (const auto& e : entries) {
     std::uint64_t count = 1;
     for (auto d : e.shape) {
       if (d != 0 && count > UINT64_MAX / d) {
-        fail(errc::st_overflow, "tensor " + q(e.name) + ": element count overflows 64 bits");
+        fail(errc::st_overflow, "tensor " + detail::quoted(e.name) + ": element count overflows 64 bits");
       }
       count *= d;
     }
     const std::uint64_t bits = dtype_bits(e.type);
     if (count > UINT64_MAX / bits)
-      fail(errc::st_overflow, "tensor " + q(e.name) + ": bit size overflows 64 bits");
+      fail(errc::st_overflow, "tensor " + detail::quoted(e.name) + ": bit size overflows 64 bits");
     if ((count * bits) % 8 != 0) {
-      fail(errc::st_subbyte, "tensor " + q(e.name) + ": " + std::to_string(count) + " elements of " +
-                                 std::string(dtype_name(e.type)) + " are not a whole number of bytes");
+      fail(errc::st_subbyte, "tensor " + detail::quoted(e.name) + ": " + std::to_string(count) +
+                                 " elements of " + std::string(dtype_name(e.type)) +
+                                 " are not a whole number of bytes");
     }
     if (e.end - e.begin != count * bits / 8) {
-      fail(errc::st_size_mismatch, "tensor " + q(e.name) + ": data_offsets span " +
+      fail(errc::st_size_mismatch, "tensor " + detail::quoted(e.name) + ": data_offsets span " +
                                        std::to_string(e.end - e.begin) + " bytes, dtype x shape needs " +
                                        std::to_string(count * bits / 8));
     }
@@ -321,7 +195,7 @@ file file::from_buffer(tensogram::buffer image) {
   std::uint64_t pos = 0;
   for (const auto& e : entries) {
     if (e.begin != pos) {
-      fail(errc::st_offsets, "tensor " + q(e.name) + ": begins at " + std::to_string(e.begin) +
+      fail(errc::st_offsets, "tensor " + detail::quoted(e.name) + ": begins at " + std::to_string(e.begin) +
                                  (e.begin > pos ? ", leaving a hole after " : ", overlapping data before ") +
                                  std::to_string(pos));
     }
@@ -357,7 +231,7 @@ const tensor_view* file::find(std::string_view name) const noexcept {
 
 const tensor_view& file::at(std::string_view name) const {
   if (const auto* t = find(name)) return *t;
-  throw tensogram::invalid_arg_error("no tensor named " + q(name));
+  throw tensogram::invalid_arg_error("no tensor named " + detail::quoted(name));
 }
 
 }  // namespace metatensor::safetensors

@@ -62,11 +62,13 @@ plan make_plan(std::span<const tensor_input> tensors, const std::map<std::string
   }
   // §3.5: decreasing alignment, then name byte-wise. Every tensor size is a
   // multiple of its alignment, so each tensor starts naturally aligned.
-  std::sort(p.order.begin(), p.order.end(), [](const planned& x, const planned& y) {
-    const auto ax = dtype_alignment(x.input->type), ay = dtype_alignment(y.input->type);
-    if (ax != ay) return ax > ay;
-    return x.input->name < y.input->name;
-  });
+  if (!options.keep_order) {
+    std::sort(p.order.begin(), p.order.end(), [](const planned& x, const planned& y) {
+      const auto ax = dtype_alignment(x.input->type), ay = dtype_alignment(y.input->type);
+      if (ax != ay) return ax > ay;
+      return x.input->name < y.input->name;
+    });
+  }
   std::uint64_t pos = 0;
   for (auto& e : p.order) {
     e.begin = pos;

@@ -352,9 +352,10 @@ std::vector<hostile_case> hostile_cases() {
        "endian)"});
   c.push_back({"no_order", make_npy(npy_dict("|f4", {1}), four),
                "dtype '|f4' does not say its byte order (expected '<' or '>' prefix)"});
-  c.push_back({"structured",
-               make_npy("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }", four),
-               "structured dtypes (a list as 'descr') are not supported"});
+  c.push_back(
+      {"structured", make_npy("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }", four),
+       "structured dtypes (a list as 'descr') are not supported; Tensogram objects are plain N-d arrays "
+       "(`metatensor from-npy` turns records into a struct tensor)"});
   c.push_back({"missing_key", make_npy("{'descr': '|u1', 'shape': (4,), }", four),
                "invalid header: missing key 'fortran_order'"});
   c.push_back(

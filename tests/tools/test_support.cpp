@@ -23,12 +23,17 @@ std::string slurp(const std::filesystem::path& p) {
 }  // namespace
 
 run_result run_cli(const std::vector<std::string>& args, const std::vector<std::string>& env) {
+  return run_program(TENSOGRAM_CLI, args, env);
+}
+
+run_result run_program(const std::string& program, const std::vector<std::string>& args,
+                       const std::vector<std::string>& env) {
   const scratch_dir tmp;
   const std::string out_path = (tmp / "stdout").string();
   const std::string err_path = (tmp / "stderr").string();
 
   std::vector<std::string> argv_store;
-  argv_store.emplace_back(TENSOGRAM_CLI);
+  argv_store.emplace_back(program);
   argv_store.insert(argv_store.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (std::string& a : argv_store) argv.push_back(a.data());

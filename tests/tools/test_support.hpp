@@ -21,6 +21,10 @@ struct run_result {
 [[nodiscard]] run_result run_cli(const std::vector<std::string>& args,
                                  const std::vector<std::string>& env = {});
 
+/// Runs `program` (a built tool) with `args`, environment as `run_cli`.
+[[nodiscard]] run_result run_program(const std::string& program, const std::vector<std::string>& args,
+                                     const std::vector<std::string>& env = {});
+
 /// Path of a shared fixture, e.g. fixture("multi_message.tgm").
 [[nodiscard]] std::string fixture(const std::string& name);
 

@@ -34,6 +34,12 @@ void run_convert_npy(const convert_npy_args& args, const encode_options& options
     } catch (const npy::npy_error& e) {
       throw tool_error(path + ": " + e.what());
     }
+    if (!a.hdr.fields.empty()) {
+      throw tool_error(
+          path +
+          ": structured dtypes (a list as 'descr') are not supported; Tensogram objects are plain "
+          "N-d arrays (`metatensor from-npy` turns records into a struct tensor)");
+    }
     if (a.element.is_bool) {
       err << "warning: " << path << ": bool array stored as uint8 (0/1); Tensogram has no boolean dtype\n";
     }

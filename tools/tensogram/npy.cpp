@@ -56,8 +56,12 @@ class literal_parser {
       skip_space();
       if (key == "descr") {
         if (have_descr) fail("duplicate key 'descr'", key_pos);
-        if (at('[')) throw npy_error("structured dtypes (a list as 'descr') are not supported");
-        h.descr = parse_string();
+        if (at('[')) {
+          h.fields = parse_fields(0);
+          if (h.fields.empty()) fail("empty structured dtype", key_pos);
+        } else {
+          h.descr = parse_string();
+        }
         have_descr = true;
       } else if (key == "fortran_order") {
         if (have_order) fail("duplicate key 'fortran_order'", key_pos);
@@ -149,6 +153,72 @@ class literal_parser {
     return v;
   }
 
+  // `[(name, type[, shape]), ...]` with `type` a dtype string or a nested
+  // list; offsets and sizes are filled in as the fields are read.
+  std::vector<field> parse_fields(std::size_t depth) {
+    if (depth >= max_field_depth) fail("structured dtype nested deeper than 16 levels", pos_);
+    expect('[');
+    skip_space();
+    std::vector<field> out;
+    std::uint64_t offset = 0;
+    while (!at(']')) {
+      const std::size_t start = pos_;
+      expect('(');
+      skip_space();
+      field f;
+      f.name = parse_string();
+      skip_space();
+      expect(',');
+      skip_space();
+      std::uint64_t elem = 0;
+      if (at('[')) {
+        f.fields = parse_fields(depth + 1);
+        if (f.fields.empty()) fail("empty structured dtype", start);
+        elem = f.fields.back().offset + f.fields.back().size;
+      } else {
+        const std::size_t type_pos = pos_;
+        f.descr = parse_string();
+        try {
+          elem = field_descr_size(f.descr);
+        } catch (const npy_error& e) {
+          fail(std::string("field ") + quoted(f.name) + ": " + e.what(), type_pos);
+        }
+      }
+      skip_space();
+      if (at(',')) {
+        ++pos_;
+        skip_space();
+        if (at('(')) {
+          f.shape = parse_shape();
+          skip_space();
+        }
+      }
+      expect(')');
+      std::uint64_t size = elem;
+      for (auto d : f.shape) {
+        if (d != 0 && size > (std::uint64_t{1} << 40) / d) fail("field size overflows", start);
+        size *= d;
+      }
+      f.offset = offset;
+      f.size = size;
+      if (offset > (std::uint64_t{1} << 40) - size) fail("record size overflows", start);
+      offset += size;
+      for (const auto& g : out) {
+        if (!f.name.empty() && g.name == f.name) fail("duplicate field name " + quoted(f.name), start);
+      }
+      out.push_back(std::move(f));
+      skip_space();
+      if (at(',')) {
+        ++pos_;
+        skip_space();
+      } else if (!at(']')) {
+        fail("expected ',' or ']' in a structured dtype", pos_);
+      }
+    }
+    ++pos_;  // ']'
+    return out;
+  }
+
   std::vector<std::uint64_t> parse_shape() {
     if (!at('(')) fail("expected a tuple for 'shape'", pos_);
     const std::size_t open = pos_++;
@@ -190,6 +260,20 @@ std::uint32_t load_le(const std::byte* p, std::size_t n) {
 
 header parse_header_text(std::string_view text) {
   return literal_parser(text).parse();
+}
+
+std::uint64_t field_descr_size(std::string_view descr) {
+  std::string_view d = descr;
+  if (!d.empty() && (d[0] == '<' || d[0] == '>' || d[0] == '|' || d[0] == '=')) d.remove_prefix(1);
+  if (!d.empty() && (d[0] == 'V' || d[0] == 'S' || d[0] == 'U')) {
+    std::uint64_t n = 0;
+    const auto r = std::from_chars(d.data() + 1, d.data() + d.size(), n);
+    if (d.size() < 2 || r.ec != std::errc{} || r.ptr != d.data() + d.size() || n == 0 || n > (1u << 24)) {
+      throw npy_error("invalid dtype " + quoted(descr));
+    }
+    return d[0] == 'U' ? 4 * n : n;
+  }
+  return parse_descr(descr).itemsize;
 }
 
 element_type parse_descr(std::string_view descr) {
@@ -271,7 +355,13 @@ array parse(std::span<const std::byte> file) {
   // ASCII alone, which every supported dtype and key is written in.
   const std::string_view text(reinterpret_cast<const char*>(file.data() + preamble), header_len);
   a.hdr = parse_header_text(text);
-  a.element = parse_descr(a.hdr.descr);
+  if (a.hdr.fields.empty()) {
+    a.element = parse_descr(a.hdr.descr);
+  } else {
+    // A structured record: raw bytes, `itemsize` per element.
+    a.element.itemsize = static_cast<std::size_t>(a.hdr.fields.back().offset + a.hdr.fields.back().size);
+    if (a.element.itemsize == 0) throw npy_error("structured dtype of size 0");
+  }
 
   const auto count = tensogram::element_count(a.hdr.shape);
   if (!count) throw npy_error("shape's element count overflows 64 bits");

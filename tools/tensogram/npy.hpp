@@ -34,20 +34,44 @@ inline constexpr std::size_t max_header_length = 64 * 1024;
 /// Largest rank accepted (NumPy 2 allows 64 dimensions).
 inline constexpr std::size_t max_rank = 64;
 
+/// One field of a structured dtype (a list as `descr`, numpy.lib.format):
+/// `(name, type)` or `(name, type, shape)`, where type is a dtype string or a
+/// nested list. Fields follow each other without gaps: NumPy writes the
+/// padding of aligned dtypes as unnamed `|V<n>` fields.
+struct field {
+  std::string name;                  ///< "" for a padding field
+  std::string descr;                 ///< the dtype string; empty when `fields` is set
+  std::vector<field> fields;         ///< a nested structured type
+  std::vector<std::uint64_t> shape;  ///< subarray shape, [] for none
+  std::uint64_t offset = 0;          ///< within the record
+  std::uint64_t size = 0;            ///< bytes, subarray included
+};
+
 /// The header dict.
 struct header {
-  std::string descr;
+  std::string descr;  ///< empty for a structured dtype
   bool fortran_order = false;
   std::vector<std::uint64_t> shape;
+  std::vector<field> fields;  ///< non-empty iff `descr` is a list (structured)
 };
+
+/// Nesting limit of structured dtypes (a hostile header cannot recurse
+/// deeper than this).
+inline constexpr std::size_t max_field_depth = 16;
+
+/// Bytes per element of a field dtype string: the numeric types of
+/// `parse_descr`, plus `V<n>` (raw/padding), `S<n>` (bytes) and `U<n>`
+/// (UTF-32 text, 4n bytes). Throws `npy_error` for anything else.
+[[nodiscard]] std::uint64_t field_descr_size(std::string_view descr);
 
 /// Parses the header dict literal, e.g.
 /// `{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }`.
 /// Accepted: single- or double-quoted strings without escapes, `True` /
 /// `False`, tuples of non-negative decimal integers (a 1-tuple needs its
 /// trailing comma, as in Python), an optional trailing comma in the dict,
-/// whitespace between tokens. Structured dtypes (a list as `descr`) are
-/// rejected with a dedicated message.
+/// whitespace between tokens. A list as `descr` is a structured dtype
+/// (`fields`; nested lists and subarray shapes included, depth at most
+/// `max_field_depth`).
 [[nodiscard]] header parse_header_text(std::string_view text);
 
 /// A NumPy dtype this tool can map to a Tensogram dtype.
@@ -69,7 +93,8 @@ struct element_type {
 /// is an `npy_error`.
 [[nodiscard]] element_type parse_descr(std::string_view descr);
 
-/// A parsed file: header, element type and a view of the data bytes.
+/// A parsed file: header, element type and a view of the data bytes. For a
+/// structured dtype, `element` is uint8 with `itemsize` = the record size.
 struct array {
   int major_version = 1;
   int minor_version = 0;

@@ -1,0 +1,872 @@
+// Conformance corpus (spec 06 §13): small files, each with its expected
+// verdict — valid, or the first error name of §8.2. Files are built byte by
+// byte from the §6.7 worked example and Appendix A, then altered.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <metatensor.hpp>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "spec_files.hpp"
+
+namespace mt = metatensor;
+using json = nlohmann::json;
+
+namespace {
+
+using namespace metatensor_test;  // NOLINT: test helpers
+
+struct spec_file {
+  std::map<std::string, std::string> metadata;
+  std::vector<phys> tensors;
+  std::size_t pad_to = 64;
+  bool with_metadata = true;
+
+  [[nodiscard]] std::vector<std::byte> bytes() const {
+    return build(metadata, tensors, pad_to, with_metadata);
+  }
+  phys& at(const std::string& name) {
+    for (auto& t : tensors) {
+      if (t.name == name) return t;
+    }
+    throw std::runtime_error("no tensor " + name);
+  }
+  void erase(const std::string& name) {
+    std::erase_if(tensors, [&](const phys& t) { return t.name == name; });
+  }
+};
+
+std::string verdict(const spec_file& f, bool deep = false) {
+  try {
+    const auto file = mt::file::from_buffer(tensogram::buffer::owned(f.bytes()));
+    if (deep) file.validate_deep();
+    return "valid";
+  } catch (const mt::error& e) {
+    return std::string(mt::errc_name(e.kind()));
+  }
+}
+
+std::string deep_message(const spec_file& f) {
+  try {
+    mt::file::from_buffer(tensogram::buffer::owned(f.bytes())).validate_deep();
+    return "valid";
+  } catch (const mt::error& e) {
+    return e.what();
+  }
+}
+
+// --- §6.7 worked example ----------------------------------------------------
+
+json example_layout() {
+  return json::parse(example_layout_text);
+}
+
+spec_file example() {
+  auto particles = particle(7, 1.5, {1.f, 2.f, 3.f}, 0, 5);
+  const auto p2 = particle(9, 2.5, {1.f, 2.f, 3.f}, 5, 4);
+  particles.insert(particles.end(), p2.begin(), p2.end());
+  std::vector<std::byte> positions;
+  for (float v : {0.5f, 1.5f, 2.5f, -1.f, -2.f, -3.f}) put(positions, v);
+  spec_file f;
+  f.metadata = mt_metadata(example_schema(), example_layout().dump());
+  f.tensors = example_physical_tensors(particles, positions);
+  return f;
+}
+
+// --- Appendix A (flat "w", F32 [2], A = 16) -------------------------------------
+
+const std::string appendix_schema =
+    R"({"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",)"
+    R"("required":["w"],"additionalProperties":false,)"
+    R"("properties":{"w":{"type":"array","items":{"type":"number","TypeDef:Float32":true}}}})";
+const std::string appendix_layout =
+    R"({"tensors":{"w":{"kind":"flat","data":"w","rank":1,"align":16,"dtype":"F32"}}})";
+
+spec_file appendix() {
+  std::vector<std::byte> data;
+  put(data, 1.f);
+  put(data, 2.f);
+  spec_file f;
+  f.metadata = mt_metadata(appendix_schema, appendix_layout, "16");
+  f.tensors = {{"w", "F32", {2}, data}};
+  f.pad_to = 16;
+  return f;
+}
+
+TEST(ConformanceValid, ExampleAndAppendix) {
+  EXPECT_EQ(verdict(example(), true), "valid");
+  EXPECT_EQ(verdict(appendix(), true), "valid");
+  auto f = example();
+  f.metadata["user.note"] = "free-form";  // keys not starting with metatensor. are ignored
+  EXPECT_EQ(verdict(f, true), "valid");
+}
+
+// --- Header -------------------------------------------------------------------
+
+TEST(ConformanceHeader, NotMetatensor) {
+  auto f = appendix();
+  f.with_metadata = false;
+  EXPECT_EQ(verdict(f), "MT_NOT_METATENSOR");
+  f = appendix();
+  f.metadata.erase("metatensor.version");
+  EXPECT_EQ(verdict(f), "MT_NOT_METATENSOR");
+  f = appendix();
+  f.metadata = {{"other", "x"}};
+  EXPECT_EQ(verdict(f), "MT_NOT_METATENSOR");
+}
+
+TEST(ConformanceHeader, EachKeyMissingOrInvalid) {
+  const auto with = [](const std::string& key, std::optional<std::string> value) {
+    auto f = appendix();
+    if (value) {
+      f.metadata[key] = *value;
+    } else {
+      f.metadata.erase(key);
+    }
+    return verdict(f);
+  };
+  EXPECT_EQ(with("metatensor.version", "2"), "MT_VERSION");
+  EXPECT_EQ(with("metatensor.version", "1.0"), "MT_VERSION");
+  EXPECT_EQ(with("metatensor.version", ""), "MT_VERSION");
+  EXPECT_EQ(with("metatensor.endianness", std::nullopt), "MT_ENDIANNESS");
+  EXPECT_EQ(with("metatensor.endianness", "big"), "MT_ENDIANNESS");
+  EXPECT_EQ(with("metatensor.endianness", "Little"), "MT_ENDIANNESS");
+  EXPECT_EQ(with("metatensor.alignment", std::nullopt), "MT_ALIGNMENT_VALUE");
+  for (const char* bad :
+       {"8", "24", "016", "+16", "-16", "16 ", "0x10", "131072", "", "1e2", "abc", "00016"}) {
+    EXPECT_EQ(with("metatensor.alignment", bad), "MT_ALIGNMENT_VALUE") << bad;
+  }
+  EXPECT_EQ(with("metatensor.schema", std::nullopt), "MT_SCHEMA_JSON");
+  EXPECT_EQ(with("metatensor.schema", "{"), "MT_SCHEMA_JSON");
+  EXPECT_EQ(with("metatensor.schema", R"({"type":"object","type":"object","properties":{}})"),
+            "MT_SCHEMA_JSON");
+  EXPECT_EQ(with("metatensor.schema", R"({"type":"object","properties":{},"x":9007199254740992})"),
+            "MT_SCHEMA_JSON");
+  EXPECT_EQ(with("metatensor.layout", std::nullopt), "MT_LAYOUT_JSON");
+  EXPECT_EQ(with("metatensor.layout", "{\"tensors\":"), "MT_LAYOUT_JSON");
+  EXPECT_EQ(with("metatensor.layout", R"({"tensors":{},"tensors":{}})"), "MT_LAYOUT_JSON");
+  EXPECT_EQ(with("metatensor.layout", R"({"tensors":{"w":{"rank":18014398509481984}}})"), "MT_LAYOUT_JSON");
+  EXPECT_EQ(with("metatensor.compression", "none"), "MT_UNKNOWN_KEY");
+  EXPECT_EQ(with("metatensor.", ""), "MT_UNKNOWN_KEY");
+  EXPECT_EQ(with("Metatensor.compression", "none"), "valid");
+  for (const char* good : {"16", "32", "64", "4096", "65536"}) {
+    auto f = appendix();
+    f.metadata["metatensor.alignment"] = good;
+    f.metadata["metatensor.layout"] = R"({"tensors":{"w":{"kind":"flat","data":"w","rank":1,"align":)" +
+                                      std::string(good) + R"(,"dtype":"F32"}}})";
+    f.pad_to = std::stoul(good);
+    EXPECT_EQ(verdict(f), "valid") << good;
+  }
+}
+
+TEST(ConformanceHeader, KeysCheckedInTableOrder) {
+  auto f = appendix();
+  f.metadata["metatensor.version"] = "2";
+  f.metadata["metatensor.endianness"] = "big";
+  f.metadata["metatensor.zzz"] = "";
+  EXPECT_EQ(verdict(f), "MT_VERSION");
+  f.metadata["metatensor.version"] = "1";
+  EXPECT_EQ(verdict(f), "MT_ENDIANNESS");
+  f.metadata["metatensor.endianness"] = "little";
+  f.metadata["metatensor.layout"] = "not json";
+  EXPECT_EQ(verdict(f), "MT_LAYOUT_JSON");  // before the unknown key
+  f.metadata["metatensor.layout"] = appendix_layout;
+  EXPECT_EQ(verdict(f), "MT_UNKNOWN_KEY");
+  // Base-layer failures come first (§8.2).
+  f = appendix();
+  f.metadata["metatensor.version"] = "2";
+  f.tensors[0].shape = {3};
+  EXPECT_EQ(verdict(f), "ST_SIZE_MISMATCH");
+  // Schema errors come before layout table equality.
+  f = appendix();
+  f.metadata["metatensor.schema"] =
+      R"({"type":"object","properties":{"w":{"type":"array","items":{"TypeDef:Float33":true}}}})";
+  f.metadata["metatensor.layout"] = "{}";
+  EXPECT_EQ(verdict(f), "MT_UNKNOWN_TYPEDEF");
+}
+
+TEST(ConformanceHeader, DataSectionNotMultipleOfA) {
+  auto f = appendix();
+  f.metadata["metatensor.alignment"] = "32";
+  f.metadata["metatensor.layout"] =
+      R"({"tensors":{"w":{"kind":"flat","data":"w","rank":1,"align":32,"dtype":"F32"}}})";
+  f.pad_to = 32;
+  ASSERT_EQ(verdict(f), "valid");
+  // Pad to 16 only and pick a user key length giving D = 16 (mod 32).
+  bool found = false;
+  for (std::size_t extra = 0; extra < 32 && !found; ++extra) {
+    auto g = f;
+    g.pad_to = 16;
+    g.metadata["user"] = std::string(extra, 'x');
+    const auto bytes = g.bytes();
+    std::uint64_t n = 0;
+    std::memcpy(&n, bytes.data(), 8);
+    if ((8 + n) % 32 == 16) {
+      found = true;
+      EXPECT_EQ(verdict(g), "MT_MISALIGNED");
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+// --- §7 layout table --------------------------------------------------------
+
+TEST(ConformanceLayout, TableMismatch) {
+  auto f = example();
+  auto layout = example_layout();
+  layout["tensors"]["particles"]["record"]["fields"][2]["offset"] = 17;  // one offset off
+  f.metadata["metatensor.layout"] = layout.dump();
+  EXPECT_EQ(verdict(f), "MT_LAYOUT_MISMATCH");
+
+  layout = example_layout();
+  layout["tensors"]["positions"]["align"] = 32;
+  f.metadata["metatensor.layout"] = layout.dump();
+  EXPECT_EQ(verdict(f), "MT_LAYOUT_MISMATCH");
+
+  layout = example_layout();
+  layout["tensors"].erase("labels");  // table must list exactly the tensors present
+  f.metadata["metatensor.layout"] = layout.dump();
+  EXPECT_EQ(verdict(f), "MT_LAYOUT_MISMATCH");
+
+  layout = example_layout();
+  layout["extra"] = true;
+  f.metadata["metatensor.layout"] = layout.dump();
+  EXPECT_EQ(verdict(f), "MT_LAYOUT_MISMATCH");
+
+  // Member order and whitespace do not matter (§7: equal as JSON values).
+  f.metadata["metatensor.layout"] = example_layout().dump(2);
+  EXPECT_EQ(verdict(f), "valid");
+}
+
+// --- §3.2 tensor set ----------------------------------------------------------
+
+TEST(ConformanceTensorSet, ExtraAndMissingPhysicalTensors) {
+  auto f = example();
+  f.tensors.push_back({"junk", "U8", {0}, {}});
+  EXPECT_EQ(verdict(f), "MT_TENSOR_SET");
+
+  f = example();
+  f.tensors.push_back({"positions#heap", "U8", {0}, {}});  // flat tensors have no heap
+  EXPECT_EQ(verdict(f), "MT_TENSOR_SET");
+
+  f = example();
+  f.at("__pad__1").name = "__pad__7";
+  EXPECT_EQ(verdict(f), "MT_TENSOR_SET");
+
+  f = example();
+  std::swap(f.at("__pad__0").name, f.at("__pad__1").name);  // numbered out of begin order
+  EXPECT_EQ(verdict(f), "MT_TENSOR_SET");
+
+  // Missing heap: the labels index without labels#heap (heap replaced by padding).
+  f = example();
+  f.at("labels#heap").name = "__pad__x";
+  EXPECT_EQ(verdict(f), "MT_TENSOR_SET");
+
+  // A required logical tensor absent (table adjusted so §7 passes first).
+  f = example();
+  f.erase("positions");
+  f.erase("__pad__3");
+  auto layout = example_layout();
+  layout["tensors"].erase("positions");
+  f.metadata["metatensor.layout"] = layout.dump();
+  EXPECT_EQ(verdict(f), "MT_TENSOR_SET");
+
+  // Without `required`, the same file is valid: optional root properties may be absent.
+  auto schema = json::parse(example_schema());
+  schema.erase("required");
+  f.metadata["metatensor.schema"] = schema.dump();
+  EXPECT_EQ(verdict(f, true), "valid");
+}
+
+// --- §5.1 dtypes and shapes ------------------------------------------------------
+
+TEST(ConformanceShape, WrongDtypeAndShape) {
+  auto f = example();
+  f.at("positions").dtype = "I32";  // same size, wrong dtype
+  EXPECT_EQ(verdict(f), "MT_TENSOR_DTYPE");
+
+  f = example();
+  f.at("labels").dtype = "I8";
+  EXPECT_EQ(verdict(f), "MT_TENSOR_DTYPE");
+
+  f = example();
+  f.at("particles#heap").dtype = "I8";
+  EXPECT_EQ(verdict(f), "MT_TENSOR_DTYPE");
+
+  f = example();
+  f.at("particles").shape = {4, 24};  // wrong trailing record dimension
+  EXPECT_EQ(verdict(f), "MT_SHAPE");
+
+  f = example();
+  f.at("labels").shape = {6, 8};  // trailing dimension must be 16
+  EXPECT_EQ(verdict(f), "MT_SHAPE");
+
+  f = example();
+  f.at("labels").shape = {48};  // rank
+  EXPECT_EQ(verdict(f), "MT_SHAPE");
+
+  f = example();
+  f.at("positions").shape = {3, 2};  // minItems/maxItems 3 on the inner dimension
+  EXPECT_EQ(verdict(f), "MT_SHAPE");
+
+  f = example();
+  f.at("labels#heap").shape = {3, 4};
+  EXPECT_EQ(verdict(f), "MT_SHAPE");
+}
+
+// --- §3.3, §3.4, §6.6 placement and padding -------------------------------------
+
+TEST(ConformancePadding, MisplacedTooLongAdjacentAndMissing) {
+  // Missing padding: labels#heap at 48 is not a multiple of 64.
+  auto f = example();
+  f.erase("__pad__0");
+  for (int j = 1; j <= 3; ++j) f.at("__pad__" + std::to_string(j)).name = "__pad__" + std::to_string(j - 1);
+  EXPECT_EQ(verdict(f), "MT_PADDING");  // __pad__0 at 60 should now be 4 bytes: §3.3 is checked before §6.6
+  f.at("__pad__0").data = zeros(4);
+  f.at("__pad__0").shape = {4};
+  EXPECT_EQ(verdict(f), "MT_MISALIGNED");
+
+  // Too long: 80 bytes instead of 16 (labels#heap then at 128, aligned).
+  f = example();
+  f.at("__pad__0").data = zeros(80);
+  f.at("__pad__0").shape = {80};
+  f.at("__pad__1").data = zeros(52);
+  EXPECT_EQ(verdict(f), "MT_PADDING");
+
+  // Misplaced: a padding tensor before a tensor already aligned.
+  f = example();
+  f.tensors.insert(f.tensors.begin(), phys{"__pad__0", "U8", {64}, zeros(64)});
+  for (int j = 3; j >= 0; --j)
+    f.tensors[static_cast<std::size_t>(2 * j + 2)].name = "__pad__" + std::to_string(j + 1);
+  EXPECT_EQ(verdict(f), "MT_PADDING");
+
+  // Adjacent padding tensors (16 = 8 + 8).
+  f = example();
+  f.at("__pad__0").data = zeros(8);
+  f.at("__pad__0").shape = {8};
+  f.tensors.insert(f.tensors.begin() + 2, phys{"__pad__1", "U8", {8}, zeros(8)});
+  for (int j = 1; j <= 3; ++j)
+    f.tensors[static_cast<std::size_t>(2 * j + 2)].name = "__pad__" + std::to_string(j + 1);
+  EXPECT_EQ(verdict(f), "MT_PADDING");
+
+  // Padding that ends the file.
+  f = example();
+  f.tensors.push_back({"__pad__4", "U8", {8}, zeros(8)});
+  EXPECT_EQ(verdict(f), "MT_PADDING");
+
+  // Zero-size and non-U8 padding.
+  f = example();
+  f.tensors.insert(f.tensors.begin(), phys{"__pad__0", "U8", {0}, {}});
+  for (int j = 3; j >= 0; --j)
+    f.tensors[static_cast<std::size_t>(2 * j + 2)].name = "__pad__" + std::to_string(j + 1);
+  EXPECT_EQ(verdict(f), "MT_PADDING");
+  f = example();
+  f.at("__pad__0").dtype = "I8";
+  EXPECT_EQ(verdict(f), "MT_PADDING");
+
+  // Non-zero padding bytes: structurally valid, deep MT_NONZERO_PADDING.
+  f = example();
+  f.at("__pad__2").data[31] = std::byte{1};
+  EXPECT_EQ(verdict(f), "valid");
+  EXPECT_EQ(verdict(f, true), "MT_NONZERO_PADDING");
+}
+
+TEST(ConformancePadding, RootAlignRaisesPlacement) {
+  // TypeDef:Align 128 on "w": R(w) = 128, so w needs a 128-aligned offset.
+  const std::string schema =
+      R"({"type":"object","properties":{"v":{"type":"array","items":{"type":"integer","TypeDef:Uint8":true}},)"
+      R"("w":{"type":"array","TypeDef:Align":128,"items":{"type":"number","TypeDef:Float32":true}}}})";
+  const std::string layout = R"({"tensors":{"v":{"kind":"flat","data":"v","rank":1,"align":64,"dtype":"U8"},)"
+                             R"("w":{"kind":"flat","data":"w","rank":1,"align":128,"dtype":"F32"}}})";
+  spec_file f;
+  f.metadata = mt_metadata(schema, layout);
+  f.pad_to = 128;
+  f.tensors = {{"w", "F32", {1}, zeros(4)}, {"__pad__0", "U8", {60}, zeros(60)}, {"v", "U8", {3}, zeros(3)}};
+  EXPECT_EQ(verdict(f), "valid");
+  f.tensors = {{"v", "U8", {3}, zeros(3)}, {"__pad__0", "U8", {61}, zeros(61)}, {"w", "F32", {1}, zeros(4)}};
+  EXPECT_EQ(verdict(f), "MT_PADDING");  // 64 is not a multiple of 128: needs 125 bytes
+  f.tensors[1] = {"__pad__0", "U8", {125}, zeros(125)};
+  EXPECT_EQ(verdict(f), "valid");
+}
+
+// --- §6.4 BlobRefs ----------------------------------------------------------------
+
+TEST(ConformanceBlobRefs, BoundsAndOverflow) {
+  auto f = example();
+  poke<std::uint64_t>(f.at("labels").data, 40, 5);  // (8, 5) ends at 13 > 12
+  EXPECT_EQ(verdict(f), "MT_BLOB_BOUNDS");
+
+  f = example();
+  poke<std::uint64_t>(f.at("labels").data, 32, 13);  // empty blob past the end
+  poke<std::uint64_t>(f.at("labels").data, 40, 0);
+  EXPECT_EQ(verdict(f), "MT_BLOB_BOUNDS");
+
+  f = example();
+  poke<std::uint64_t>(f.at("labels").data, 32, 12);  // empty blob at H: valid
+  poke<std::uint64_t>(f.at("labels").data, 40, 0);
+  EXPECT_EQ(verdict(f), "valid");
+
+  // Hostile: offset near 2^64 so that offset + length wraps around.
+  f = example();
+  poke<std::uint64_t>(f.at("labels").data, 0, std::numeric_limits<std::uint64_t>::max() - 1);
+  poke<std::uint64_t>(f.at("labels").data, 8, 4);
+  EXPECT_EQ(verdict(f), "MT_BLOB_BOUNDS");
+  f = example();
+  poke<std::uint64_t>(f.at("particles").data, 48 + 32, std::numeric_limits<std::uint64_t>::max());
+  poke<std::uint64_t>(f.at("particles").data, 48 + 40, 1);
+  EXPECT_EQ(verdict(f), "MT_BLOB_BOUNDS");
+  f = example();
+  poke<std::uint64_t>(f.at("particles").data, 40, std::numeric_limits<std::uint64_t>::max());
+  EXPECT_EQ(verdict(f), "MT_BLOB_BOUNDS");
+
+  // Overlapping and shared blobs are valid.
+  f = example();
+  poke<std::uint64_t>(f.at("labels").data, 32, 7);  // "blue" -> "nblue", overlapping "green"
+  poke<std::uint64_t>(f.at("labels").data, 40, 5);
+  EXPECT_EQ(verdict(f, true), "valid");
+  const auto file = mt::file::from_buffer(tensogram::buffer::owned(f.bytes()));
+  EXPECT_EQ(file.blobs("labels").string(2), "nblue");
+  f = example();
+  poke<std::uint64_t>(f.at("labels").data, 16, 0);  // "green" -> "redgr": shares "red"
+  poke<std::uint64_t>(f.at("labels").data, 32, 3);  // "blue" -> "green" at [3, 8)
+  poke<std::uint64_t>(f.at("labels").data, 40, 5);
+  EXPECT_EQ(verdict(f), "valid");
+  EXPECT_EQ(verdict(f, true), "MT_NONZERO_PADDING");  // "blue" bytes [8, 12) now uncovered
+}
+
+spec_file ragged(std::initializer_list<std::pair<std::uint64_t, std::uint64_t>> refs,
+                 std::size_t heap_floats) {
+  const std::string schema =
+      R"({"type":"object","properties":{"rows":{"type":"array","items":{"type":"array","TypeDef:List":true,)"
+      R"("items":{"type":"number","TypeDef:Float32":true}}}}})";
+  const std::string layout =
+      R"({"tensors":{"rows":{"kind":"blob","data":"rows","heap":"rows#heap","rank":1,"align":64,)"
+      R"("item":{"type":"list","elem":{"type":"F32","shape":[]}}}}})";
+  spec_file f;
+  f.metadata = mt_metadata(schema, layout);
+  const auto index = blob_index(refs);
+  const std::uint64_t pad = (64 - index.size() % 64) % 64;
+  f.tensors.push_back({"rows", "U8", {refs.size(), 16}, index});
+  if (pad != 0 && heap_floats != 0) f.tensors.push_back({"__pad__0", "U8", {pad}, zeros(pad)});
+  std::vector<std::byte> heap;
+  for (std::size_t i = 0; i < heap_floats; ++i) put(heap, static_cast<float>(i));
+  f.tensors.push_back({"rows#heap", "U8", {heap.size()}, heap});
+  return f;
+}
+
+TEST(ConformanceBlobRefs, ListAlignmentAndLength) {
+  EXPECT_EQ(verdict(ragged({{0, 8}, {8, 4}}, 3), true), "valid");
+  EXPECT_EQ(verdict(ragged({{0, 8}, {2, 4}}, 3)), "MT_BLOB_ALIGN");  // misaligned List blob
+  EXPECT_EQ(verdict(ragged({{0, 6}, {8, 4}}, 3)), "MT_BLOB_ALIGN");  // length not a multiple of 4
+  EXPECT_EQ(verdict(ragged({{0, 8}, {8, 8}}, 3)), "MT_BLOB_BOUNDS");
+  EXPECT_EQ(verdict(ragged({{0, 8}, {12, 0}}, 3)), "valid");        // empty blob at H
+  EXPECT_EQ(verdict(ragged({{0, 12}, {4, 4}}, 3), true), "valid");  // overlap
+  EXPECT_EQ(verdict(ragged({{0, 0}, {0, 0}}, 0), true), "valid");   // empty heap
+  // Bounds are checked before alignment for the same BlobRef.
+  EXPECT_EQ(verdict(ragged({{2, 16}}, 3)), "MT_BLOB_BOUNDS");
+  // A heap gap (bytes not covered by any blob) must be zero: deep check.
+  EXPECT_EQ(verdict(ragged({{0, 4}, {8, 4}}, 3), true), "MT_NONZERO_PADDING");
+  EXPECT_EQ(verdict(ragged({{4, 8}, {0, 0}}, 3), true), "valid");  // uncovered heap[0..4) is 0.0f
+}
+
+// --- §8.1, §8.3 deep validation -------------------------------------------------
+
+TEST(ConformanceDeep, FieldValueConstraint) {
+  auto f = example();
+  poke<double>(f.at("particles").data, 48 + 8, -1.0);
+  EXPECT_EQ(verdict(f), "valid");
+  EXPECT_EQ(verdict(f, true), "MT_VALUE");
+  const auto msg = deep_message(f);
+  EXPECT_NE(msg.find("/particles/1/mass"), std::string::npos) << msg;
+  // NaN passes minimum (§8.3).
+  poke<double>(f.at("particles").data, 48 + 8, std::numeric_limits<double>::quiet_NaN());
+  EXPECT_EQ(verdict(f, true), "valid");
+  poke<double>(f.at("particles").data, 48 + 8, -std::numeric_limits<double>::infinity());
+  EXPECT_EQ(verdict(f, true), "MT_VALUE");
+}
+
+spec_file with_positions_items(const std::string& items, float value) {
+  auto f = example();
+  f.metadata["metatensor.schema"] = example_schema(R"(,"minimum":0)", items);
+  poke<float>(f.at("positions").data, 4 * 4, value);  // positions[1][1]
+  return f;
+}
+
+TEST(ConformanceDeep, FlatValueConstraintsAndNonFinite) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::string num = R"("type":"number","TypeDef:Float32":true)";
+  EXPECT_EQ(verdict(with_positions_items("{" + num + R"(,"maximum":10})", 11.f), true), "MT_VALUE");
+  EXPECT_NE(deep_message(with_positions_items("{" + num + R"(,"maximum":10})", 11.f)).find("/positions/1/1"),
+            std::string::npos);
+  EXPECT_EQ(verdict(with_positions_items("{" + num + R"(,"maximum":10})", nan), true), "valid");
+  EXPECT_EQ(verdict(with_positions_items("{" + num + R"(,"maximum":10})", inf), true), "MT_VALUE");
+  EXPECT_EQ(verdict(with_positions_items("{" + num + R"(,"minimum":-10})", -inf), true), "MT_VALUE");
+  EXPECT_EQ(verdict(with_positions_items("{" + num + R"(,"multipleOf":0.5})", 2.f), true), "valid");
+  EXPECT_EQ(verdict(with_positions_items("{" + num + R"(,"multipleOf":0.5})", 2.25f), true), "MT_VALUE");
+  EXPECT_EQ(verdict(with_positions_items("{" + num + R"(,"multipleOf":0.5})", nan), true), "MT_VALUE");
+  EXPECT_EQ(verdict(with_positions_items("{" + num + R"(,"multipleOf":0.5})", inf), true), "MT_VALUE");
+  EXPECT_EQ(verdict(with_positions_items("{" + num + R"(,"enum":[0.5,1.5,2.5,-1,-2,-3]})", nan), true),
+            "MT_VALUE");
+  EXPECT_EQ(verdict(with_positions_items("{" + num + R"(,"enum":[0.5,1.5,2.5,-1,-2,-3]})", -2.f), true),
+            "valid");
+  // "integer" on a float leaf is a value constraint (§4.4).
+  EXPECT_EQ(verdict(with_positions_items(R"({"type":"integer","TypeDef:Float32":true})", 1.5f), true),
+            "MT_VALUE");
+}
+
+TEST(ConformanceDeep, DimensionValueKeywordsProjectSubArrays) {
+  // uniqueItems on the inner dimension: each row is projected and evaluated.
+  auto f = example();
+  auto schema = json::parse(example_schema());
+  schema["properties"]["positions"]["items"]["uniqueItems"] = true;
+  f.metadata["metatensor.schema"] = schema.dump();
+  EXPECT_EQ(verdict(f, true), "valid");
+  poke<float>(f.at("positions").data, 4 * 4, -1.f);  // row 1 = [-1, -1, -3]
+  EXPECT_EQ(verdict(f, true), "MT_VALUE");
+  EXPECT_NE(deep_message(f).find("/positions/1"), std::string::npos) << deep_message(f);
+  // contains on the outer dimension: the whole tensor is projected.
+  f = example();
+  schema = json::parse(example_schema());
+  schema["properties"]["labels"]["contains"] = json{{"const", "green"}};
+  f.metadata["metatensor.schema"] = schema.dump();
+  EXPECT_EQ(verdict(f, true), "valid");
+  schema["properties"]["labels"]["contains"] = json{{"const", "purple"}};
+  f.metadata["metatensor.schema"] = schema.dump();
+  EXPECT_EQ(verdict(f, true), "MT_VALUE");
+  // String keywords on a blob element.
+  schema = json::parse(example_schema());
+  schema["properties"]["labels"]["items"]["maxLength"] = 4;
+  f.metadata["metatensor.schema"] = schema.dump();
+  EXPECT_EQ(verdict(f, true), "MT_VALUE");
+  EXPECT_NE(deep_message(f).find("/labels/1"), std::string::npos) << deep_message(f);
+  // Root-level value keywords: the whole logical value is evaluated.
+  schema = json::parse(example_schema());
+  schema["allOf"] = json::array({json{{"type", "array"}}});
+  f.metadata["metatensor.schema"] = schema.dump();
+  EXPECT_EQ(verdict(f, true), "MT_VALUE");
+}
+
+TEST(ConformanceDeep, BoolUtf8AndRecordPadding) {
+  // Non-0/1 BOOL in a flat tensor.
+  spec_file b;
+  b.metadata = mt_metadata(
+      R"({"type":"object","properties":{"m":{"type":"array","items":{"type":"boolean","TypeDef:Bool":true}}}})",
+      R"({"tensors":{"m":{"kind":"flat","data":"m","rank":1,"align":64,"dtype":"BOOL"}}})");
+  b.tensors = {{"m", "BOOL", {3}, {std::byte{0}, std::byte{1}, std::byte{1}}}};
+  EXPECT_EQ(verdict(b, true), "valid");
+  b.tensors[0].data[2] = std::byte{2};
+  EXPECT_EQ(verdict(b), "valid");
+  EXPECT_EQ(verdict(b, true), "MT_BOOL");
+  EXPECT_NE(deep_message(b).find("/m/2"), std::string::npos) << deep_message(b);
+
+  // Invalid UTF-8 in a label and in a particle name.
+  auto f = example();
+  f.at("labels#heap").data[4] = std::byte{0xFF};
+  EXPECT_EQ(verdict(f), "valid");
+  EXPECT_EQ(verdict(f, true), "MT_UTF8");
+  EXPECT_NE(deep_message(f).find("/labels/1"), std::string::npos) << deep_message(f);
+  f = example();
+  f.at("particles#heap").data[6] = std::byte{0xC0};
+  EXPECT_EQ(verdict(f, true), "MT_UTF8");
+  EXPECT_NE(deep_message(f).find("/particles/1/name"), std::string::npos) << deep_message(f);
+
+  // BOOL comes before UTF-8, UTF-8 before padding, padding before values.
+  f = example();
+  f.at("labels#heap").data[4] = std::byte{0xFF};
+  f.at("__pad__0").data[0] = std::byte{1};
+  EXPECT_EQ(verdict(f, true), "MT_UTF8");
+  f = example();
+  f.at("particles").data[4] = std::byte{1};  // inner padding after id
+  poke<double>(f.at("particles").data, 8, -1.0);
+  EXPECT_EQ(verdict(f, true), "MT_NONZERO_PADDING");
+  EXPECT_NE(deep_message(f).find("/particles/0"), std::string::npos) << deep_message(f);
+  f = example();
+  f.at("particles").data[48 + 29] = std::byte{1};  // padding after vel in record 1
+  EXPECT_EQ(verdict(f, true), "MT_NONZERO_PADDING");
+}
+
+TEST(ConformanceDeep, HeapGapsMustBeZero) {
+  auto f = example();
+  // "alpha" + "beta" cover the heap; shrink "beta" to "bet": heap byte 8 uncovered.
+  poke<std::uint64_t>(f.at("particles").data, 48 + 40, 3);
+  EXPECT_EQ(verdict(f, true), "MT_NONZERO_PADDING");
+  f.at("particles#heap").data[8] = std::byte{0};
+  EXPECT_EQ(verdict(f, true), "valid");
+  // Out-of-order blobs use the sorting path.
+  f = example();
+  poke<std::uint64_t>(f.at("labels").data, 0, 8);  // red -> "blu", listed before offset 3
+  poke<std::uint64_t>(f.at("labels").data, 16, 3);
+  poke<std::uint64_t>(f.at("labels").data, 32, 3);
+  poke<std::uint64_t>(f.at("labels").data, 40, 5);  // bytes [0,3) uncovered: "red"
+  EXPECT_EQ(verdict(f, true), "MT_NONZERO_PADDING");
+}
+
+}  // namespace
+namespace {
+
+std::string structural_message(const spec_file& f) {
+  try {
+    (void)mt::file::from_buffer(tensogram::buffer::owned(f.bytes()));
+    return "valid";
+  } catch (const mt::error& e) {
+    return e.what();
+  }
+}
+
+// Messages say what and where (tensor, field path, offsets, values).
+TEST(ConformanceMessages, WhatAndWhere) {
+  auto f = example();
+  auto layout = example_layout();
+  layout["tensors"]["particles"]["record"]["fields"][2]["offset"] = 17;
+  f.metadata["metatensor.layout"] = layout.dump();
+  EXPECT_EQ(structural_message(f),
+            "framing error: MT_LAYOUT_MISMATCH: metatensor.layout differs from the layout recomputed from "
+            "the schema "
+            "at /tensors/particles/record/fields/2/offset: the file has 17, the recomputed table has 16");
+  f = example();
+  poke<std::uint64_t>(f.at("particles").data, 48 + 32, std::numeric_limits<std::uint64_t>::max());
+  poke<std::uint64_t>(f.at("particles").data, 48 + 40, 1);
+  EXPECT_EQ(
+      structural_message(f),
+      "framing error: MT_BLOB_BOUNDS: \"particles\" record 1 at byte 32: blob [offset 18446744073709551615, "
+      "length 1] exceeds the heap of 9 bytes");
+  f = example();
+  f.at("__pad__0").data = zeros(80);
+  f.at("__pad__0").shape = {80};
+  EXPECT_EQ(
+      structural_message(f),
+      "framing error: MT_PADDING: padding tensor \"__pad__0\" is 80 bytes, \"labels#heap\" needs exactly 16 "
+      "to reach alignment 64");
+  f = example();
+  f.at("positions").shape = {3, 2};
+  EXPECT_EQ(structural_message(f),
+            "framing error: MT_SHAPE: tensor \"positions\" dimension 1 is 2, the schema allows 3..3");
+  f = example();
+  f.at("particles").data[48 + 29] = std::byte{1};
+  EXPECT_EQ(deep_message(f),
+            "framing error: MT_NONZERO_PADDING: /particles/1: record padding byte 29 is 1, not 0");
+  poke<std::uint64_t>(f.at("particles").data, 48 + 40, 3);
+  f.at("particles").data[48 + 29] = std::byte{0};
+  EXPECT_EQ(deep_message(f),
+            "framing error: MT_NONZERO_PADDING: tensor \"particles#heap\": heap gap byte 8 is 97, not 0");
+  f = example();
+  f.at("particles#heap").data[6] = std::byte{0xC0};
+  EXPECT_EQ(deep_message(f),
+            "framing error: MT_UTF8: /particles/1/name: invalid UTF-8 at byte 1 of the string");
+}
+
+// Deep validation of large tensors evaluates element by element.
+TEST(ConformanceDeep, LargeFlatTensorWithValueKeyword) {
+  const std::size_t n = 200'000;
+  std::vector<std::byte> data;
+  data.reserve(4 * n);
+  for (std::size_t i = 0; i < n; ++i) put(data, static_cast<float>(i % 1000));
+  spec_file f;
+  f.metadata = mt_metadata(
+      R"({"type":"object","properties":{"w":{"type":"array","items":{"type":"number","TypeDef:Float32":true,)"
+      R"("minimum":0,"maximum":999}}}})",
+      R"({"tensors":{"w":{"kind":"flat","data":"w","rank":1,"align":64,"dtype":"F32"}}})");
+  f.tensors = {{"w", "F32", {n}, data}};
+  EXPECT_EQ(verdict(f, true), "valid");
+  poke<float>(f.at("w").data, 4 * (n - 1), 1000.f);
+  EXPECT_EQ(deep_message(f).substr(0, 38), "framing error: MT_VALUE: /w/199999: ma");
+}
+
+// Hostile input: every single-byte corruption of the example file is either
+// valid or a metatensor::error; nothing else is thrown and nothing crashes
+// (run under ASan/UBSan with TENSOGRAM_SANITIZE=ON).
+TEST(ConformanceHostile, SingleByteCorruptionsNeverCrash) {
+  const auto original = example().bytes();
+  std::size_t valid = 0;
+  for (std::size_t at = 0; at < original.size(); ++at) {
+    for (const unsigned v : {0x00u, 0xFFu, 0x80u}) {
+      auto bytes = original;
+      if (bytes[at] == std::byte(v)) continue;
+      bytes[at] = std::byte(v);
+      try {
+        const auto f = mt::file::from_buffer(tensogram::buffer::owned(bytes));
+        for (const auto& name : f.tensor_names()) {
+          if (f.layout(name).kind == mt::tensor_kind::blob) {
+            const auto b = f.blobs(name);
+            for (std::uint64_t i = 0; i < b.size(); ++i) (void)b.bytes(i);
+          }
+        }
+        f.validate_deep();
+        (void)f.logical_value();
+        ++valid;
+      } catch (const mt::error&) {
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << "byte " << at << " = " << v << ": " << e.what();
+      }
+    }
+  }
+  EXPECT_GT(valid, 0u);  // e.g. changed float values
+}
+
+// Reads every byte every view of `f` can reach (flat data, each record, each
+// String/List field and blob), so that AddressSanitizer checks the bounds
+// structural validation promised (spec 06 §9: every address lies inside the
+// file image).
+std::uint64_t touch_all_views(const mt::file& f) {
+  std::uint64_t sum = 0;
+  const auto touch = [&](std::span<const std::byte> b) {
+    for (std::byte x : b) sum += std::to_integer<unsigned>(x);
+  };
+  for (const auto& name : f.tensor_names()) {
+    switch (f.layout(name).kind) {
+      case mt::tensor_kind::flat: touch(f.flat(name).bytes()); break;
+      case mt::tensor_kind::record: {
+        const auto recs = f.records(name);
+        for (std::uint64_t i = 0; i < recs.size(); ++i) {
+          touch(recs[i].bytes());
+          for (const auto& field : recs.record().fields) {
+            const bool blob =
+                field.type.type == mt::value_type::string || field.type.type == mt::value_type::list;
+            if (blob && field.type.shape.empty()) touch(recs[i].blob(field.name));
+          }
+        }
+        break;
+      }
+      case mt::tensor_kind::blob: {
+        const auto b = f.blobs(name);
+        for (std::uint64_t i = 0; i < b.size(); ++i) touch(b.bytes(i));
+        break;
+      }
+    }
+  }
+  return sum;
+}
+
+// Truncation at every byte: never valid (the data section no longer ends at
+// the file's end, or the header is cut), always a metatensor::error.
+TEST(ConformanceHostile, TruncationAtEveryByte) {
+  const auto original = example().bytes();
+  for (std::size_t n = 0; n < original.size(); ++n) {
+    const std::vector<std::byte> cut(original.begin(), original.begin() + static_cast<std::ptrdiff_t>(n));
+    try {
+      (void)mt::file::from_buffer(tensogram::buffer::owned(cut));
+      ADD_FAILURE() << "truncated to " << n << " bytes opened";
+    } catch (const mt::error&) {
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "truncated to " << n << ": " << e.what();
+    }
+  }
+}
+
+// Bit flips at every byte (bits 0, 3 and 7): a file that still opens hands out
+// views that stay inside the image (checked by ASan in the sanitizer job).
+TEST(ConformanceHostile, BitFlipSweepViewsStayInsideTheFile) {
+  const auto original = example().bytes();
+  std::size_t opened = 0;
+  std::size_t refused = 0;
+  for (std::size_t at = 0; at < original.size(); ++at) {
+    for (const unsigned bit : {0u, 3u, 7u}) {
+      auto bytes = original;
+      bytes[at] ^= std::byte(1u << bit);
+      std::optional<mt::file> f;
+      try {
+        f.emplace(mt::file::from_buffer(tensogram::buffer::owned(bytes)));
+      } catch (const mt::error&) {
+        ++refused;
+        continue;
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << "byte " << at << " bit " << bit << ": " << e.what();
+        continue;
+      }
+      ++opened;
+      EXPECT_GE(touch_all_views(*f), 0u);
+    }
+  }
+  EXPECT_GT(opened, 0u);   // flips inside tensor data keep the file structurally valid
+  EXPECT_GT(refused, 0u);  // flips in the header do not
+}
+
+}  // namespace
+
+namespace {
+
+// Deep validation's native path for numeric bounds on flat tensors must agree
+// with the JSON Schema evaluator run on the projected logical value, for every
+// dtype it covers, with NaN, infinities and values on each bound.
+TEST(ConformanceDeep, NumericBoundsFastPathAgreesWithTheEvaluator) {
+  const std::vector<std::pair<mt::dtype, const char*>> dtypes = {
+      {mt::dtype::u8, "TypeDef:Uint8"},          {mt::dtype::i8, "TypeDef:Int8"},
+      {mt::dtype::u16, "TypeDef:Uint16"},        {mt::dtype::i16, "TypeDef:Int16"},
+      {mt::dtype::u32, "TypeDef:Uint32"},        {mt::dtype::i32, "TypeDef:Int32"},
+      {mt::dtype::f16, "TypeDef:Float16"},       {mt::dtype::bf16, "TypeDef:BFloat16"},
+      {mt::dtype::f32, "TypeDef:Float32"},       {mt::dtype::f64, "TypeDef:Float64"},
+      {mt::dtype::f8_e5m2, "TypeDef:Float8E5M2"}};
+  const std::vector<json> bound_sets = {
+      {{"minimum", 0}, {"maximum", 100}},
+      {{"exclusiveMinimum", -2.5}, {"exclusiveMaximum", 3}},
+      {{"minimum", 1}},
+      {{"maximum", -1}},
+  };
+  // Values as JSON (set_json rounds them to the dtype); NaN/inf only for floats.
+  const std::vector<double> finite = {0, 1, -1, 3, 100, 101, -3, 2.5, 50, 7};
+  std::size_t checked = 0;
+  std::size_t failing = 0;
+  for (const auto& [t, keyword] : dtypes) {
+    const bool is_float = t == mt::dtype::f16 || t == mt::dtype::bf16 || t == mt::dtype::f32 ||
+                          t == mt::dtype::f64 || t == mt::dtype::f8_e5m2;
+    const bool is_unsigned = t == mt::dtype::u8 || t == mt::dtype::u16 || t == mt::dtype::u32;
+    for (const json& bounds : bound_sets) {
+      for (std::size_t k = 0; k < finite.size() + 3; ++k) {
+        json leaf = {{"type", is_float ? "number" : "integer"}, {keyword, true}};
+        for (const auto& [bk, bv] : bounds.items()) leaf[bk] = bv;
+        const json schema = {{"type", "object"},
+                             {"properties", {{"x", {{"type", "array"}, {"items", leaf}}}}}};
+        json values = json::array();
+        for (double v : finite) {
+          if (is_unsigned && v < 0) v = -v;
+          if (!is_float && v != std::floor(v)) v = std::floor(v);
+          values.push_back(v);
+        }
+        // Vary one position: a value outside or on the bounds, NaN, +inf, -inf.
+        if (k < finite.size()) {
+          values[k] = is_unsigned ? 200.0 : -200.0;
+        } else if (is_float) {
+          const double special[] = {std::numeric_limits<double>::quiet_NaN(),
+                                    std::numeric_limits<double>::infinity(),
+                                    -std::numeric_limits<double>::infinity()};
+          values[k % 3] = special[k - finite.size()];
+        }
+        if (t == mt::dtype::u8 || t == mt::dtype::i8) {
+          for (auto& v : values)
+            if (v.is_number() && std::isfinite(v.get<double>()) && std::abs(v.get<double>()) > 100) v = 101;
+        }
+        mt::file_builder b(mt::compile_schema(schema));
+        b.set_json("x", values);
+        const auto f = mt::file::from_buffer(tensogram::buffer::owned(b.serialize()));
+        const mt::json_schema_evaluator ev(f.schema().document());
+        const auto oracle = ev.validate(f.logical_value());
+        std::optional<std::string> ours;
+        try {
+          f.validate_deep();
+        } catch (const mt::error& e) {
+          EXPECT_EQ(e.kind(), mt::errc::mt_value);
+          ours = e.what();
+        }
+        ++checked;
+        ASSERT_EQ(ours.has_value(), oracle.has_value())
+            << keyword << " " << bounds.dump() << " values " << f.logical_value().dump();
+        if (oracle) {
+          ++failing;
+          EXPECT_NE(ours->find(oracle->pointer), std::string::npos) << *ours << " vs " << oracle->pointer;
+        }
+      }
+    }
+  }
+  EXPECT_GT(failing, checked / 4);  // both verdicts occur often
+  EXPECT_LT(failing, checked);
+}
+
+}  // namespace

@@ -1,0 +1,161 @@
+// `metatensor`: the command-line tool for metatensor files (spec 06), which
+// are safetensors files with a schema, records, strings and ragged data.
+//
+// Exit codes, as the `tensogram` tool: 0 success; 1 runtime failure
+// (`error: <message>` on stderr) or a negative verdict (`validate` found an
+// invalid file, `diff` found an incompatible change); 2 usage error.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <exception>
+#include <iostream>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <metatensor.hpp>
+#include <tensogram.hpp>
+
+#include "global_options.hpp"
+#include "metatensor_commands.hpp"
+#include "pipeline_flags.hpp"
+
+namespace {
+
+constexpr int exit_runtime_error = 1;
+constexpr int exit_usage_error = 2;
+
+int usage_failure(const std::string& message) {
+  std::cerr << "error: " << message << "\nRun with --help for more information.\n";
+  return exit_usage_error;
+}
+
+bool progress_wanted(bool quiet) {
+  if (quiet) return false;
+  if (const char* env = std::getenv("METATENSOR_QUIET"); env && *env && std::string(env) != "0") return false;
+  return isatty(2) != 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::ios::sync_with_stdio(false);
+  const std::string version(tensogram::library_version());
+  CLI::App app("metatensor " + version +
+                   ": schema-driven tensors (flat arrays, records, strings, ragged lists) inside valid "
+                   "safetensors files, format version 1. See docs/metatensor.md.",
+               "metatensor");
+  app.set_version_flag("-V,--version", "metatensor " + version, "Print version and exit");
+  app.require_subcommand(1, 1);
+  bool quiet = false;
+  app.add_flag("-q,--quiet", quiet, "No progress bars on stderr (also METATENSOR_QUIET=1)");
+
+  metatensor::cli::info_args info;
+  CLI::App* info_cmd =
+      app.add_subcommand("info", "Summarise files: format, alignment, logical and physical tensors");
+  info_cmd->add_option("files", info.files, "Metatensor or safetensors files")
+      ->required()
+      ->type_name("FILES");
+  info_cmd->add_flag("-j,--json", info.json, "JSON output (an array, one object per file)");
+
+  metatensor::cli::validate_args validate;
+  CLI::App* validate_cmd = app.add_subcommand(
+      "validate", "Check files against spec 06 §8: structural by default, every value with --deep");
+  validate_cmd->add_option("files", validate.files, "Files to validate")->required()->type_name("FILES");
+  validate_cmd->add_flag("--deep", validate.deep,
+                         "Deep validation: value keywords of the schema, BOOL bytes, UTF-8, zero padding");
+  validate_cmd->add_flag("-j,--json", validate.json, "JSON output (an array, one object per file)");
+
+  metatensor::cli::dump_args dump;
+  CLI::App* dump_cmd =
+      app.add_subcommand("dump", "Show the header, schema, layout table and the first values of each tensor");
+  dump_cmd->add_option("file", dump.file, "A metatensor file")->required()->type_name("FILE");
+  dump_cmd->add_option("-t,--tensor", dump.tensors, "Only this logical tensor (repeatable)")
+      ->type_name("NAME");
+  dump_cmd->add_option("-n,--count", dump.count, "Values shown per tensor, 0 for all (default 8)")
+      ->type_name("N");
+  dump_cmd->add_flag("-j,--json", dump.json, "JSON output");
+
+  metatensor::cli::diff_args diff;
+  CLI::App* diff_cmd = app.add_subcommand(
+      "diff",
+      "Classify schema changes (spec 06 §11): exit 1 when files written with OLD cannot be read as NEW");
+  diff_cmd->add_option("old", diff.old_path, "The writer schema: a .json schema or a metatensor file")
+      ->required()
+      ->type_name("OLD");
+  diff_cmd->add_option("new", diff.new_path, "The reader schema: a .json schema or a metatensor file")
+      ->required()
+      ->type_name("NEW");
+  diff_cmd->add_flag("-j,--json", diff.json, "JSON output");
+
+  metatensor::cli::from_tgm_args from_tgm;
+  CLI::App* from_tgm_cmd = app.add_subcommand(
+      "from-tgm", "Convert a Tensogram file: each object becomes a flat tensor, metadata is kept as JSON");
+  from_tgm_cmd->add_option("input", from_tgm.input, "Input .tgm file")->required()->type_name("IN.tgm");
+  from_tgm_cmd->add_option("-o,--output", from_tgm.output, "Output file (replaced atomically)")
+      ->required()
+      ->type_name("OUT");
+  from_tgm_cmd->add_option("--alignment", from_tgm.alignment, "File alignment A (power of two, 16..65536)")
+      ->type_name("A");
+  from_tgm_cmd
+      ->add_option("--name-key", from_tgm.name_key,
+                   "Name each tensor by this metadata key of its object (e.g. mars.param); default m<i>_o<j>")
+      ->type_name("KEY");
+
+  metatensor::cli::to_tgm_args to_tgm;
+  CLI::App* to_tgm_cmd = app.add_subcommand(
+      "to-tgm", "Convert the flat tensors of a metatensor or safetensors file into one Tensogram message");
+  to_tgm_cmd->add_option("input", to_tgm.input, "Input metatensor or safetensors file")
+      ->required()
+      ->type_name("IN");
+  to_tgm_cmd->add_option("-o,--output", to_tgm.output, "Output .tgm file (replaced atomically)")
+      ->required()
+      ->type_name("OUT.tgm");
+  tensogram::cli::add_pipeline_flags(*to_tgm_cmd, to_tgm.pipeline,
+                                     tensogram::cli::pipeline_flag_set::extended);
+
+  metatensor::cli::from_npy_args from_npy;
+  CLI::App* from_npy_cmd = app.add_subcommand(
+      "from-npy", "Convert NumPy .npy arrays (one tensor per file; structured dtypes become struct tensors)");
+  from_npy_cmd->add_option("inputs", from_npy.inputs, "Input .npy files; the file stem names the tensor")
+      ->required()
+      ->type_name("IN.npy");
+  from_npy_cmd->add_option("-o,--output", from_npy.output, "Output file (replaced atomically)")
+      ->required()
+      ->type_name("OUT");
+  from_npy_cmd->add_option("--alignment", from_npy.alignment, "File alignment A (power of two, 16..65536)")
+      ->type_name("A");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+    return usage_failure(e.what());
+  }
+
+  const bool show_progress = progress_wanted(quiet);
+  try {
+    if (info_cmd->parsed()) {
+      metatensor::cli::run_info(info, std::cout);
+    } else if (validate_cmd->parsed()) {
+      return metatensor::cli::run_validate(validate, std::cout, show_progress);
+    } else if (dump_cmd->parsed()) {
+      metatensor::cli::run_dump(dump, std::cout);
+    } else if (diff_cmd->parsed()) {
+      return metatensor::cli::run_diff(diff, std::cout);
+    } else if (from_tgm_cmd->parsed()) {
+      metatensor::cli::run_from_tgm(from_tgm, std::cout, std::cerr, show_progress);
+    } else if (to_tgm_cmd->parsed()) {
+      metatensor::cli::run_to_tgm(to_tgm, std::cout, std::cerr, show_progress);
+    } else if (from_npy_cmd->parsed()) {
+      metatensor::cli::run_from_npy(from_npy, std::cout, std::cerr, show_progress);
+    }
+  } catch (const tensogram::cli::usage_error& e) {
+    return usage_failure(e.what());
+  } catch (const std::exception& e) {
+    std::cout.flush();
+    std::cerr << "error: " << e.what() << '\n';
+    return exit_runtime_error;
+  }
+  std::cout.flush();
+  return std::cout ? 0 : exit_runtime_error;
+}
