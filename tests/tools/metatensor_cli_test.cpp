@@ -141,6 +141,36 @@ TEST(MetatensorCli, FromNpyAlignedPaddingAndUnicodeFields) {
   EXPECT_NO_THROW(f.validate_deep());  // record padding written as zero
 }
 
+TEST(MetatensorCli, FromNpyArraysOfRecordsAndOfStrings) {
+  const scratch_dir dir;
+  // Per record: pts = 2 x {x <f4, y <i2} (packed, 6 bytes each), tags = 2 x |S3.
+  std::vector<std::byte> data;
+  for (int r = 0; r < 2; ++r) {
+    for (int k = 0; k < 2; ++k) {
+      append<float>(data, static_cast<float>(r * 10 + k) + 0.5f);
+      append<std::int16_t>(data, static_cast<std::int16_t>(-(r * 10 + k)));
+    }
+    for (const char* t : {"ab", "cde"}) {
+      char s[3] = {};
+      std::memcpy(s, t, std::strlen(t));
+      for (char c : s) data.push_back(static_cast<std::byte>(c));
+    }
+  }
+  const std::string dict =
+      "{'descr': [('pts', [('x', '<f4'), ('y', '<i2')], (2,)), ('tags', '|S3', (2,))], "
+      "'fortran_order': False, 'shape': (2,), }";
+  write_file(dir / "shapes.npy", make_npy(dict, data));
+  const auto r = mt({"from-npy", (dir / "shapes.npy").string(), "-o", (dir / "s.mt").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const metatensor::file f = metatensor::file::open(dir / "s.mt");
+  const auto v = f.logical_value("shapes");
+  EXPECT_EQ(v[1]["pts"][1]["x"], 11.5);
+  EXPECT_EQ(v[1]["pts"][0]["y"], -10);
+  EXPECT_EQ(v[0]["tags"], nlohmann::json({"ab", "cde"}));
+  EXPECT_EQ(f.records("shapes").field("tags").string(3), "cde");  // record 1, tag 1
+  EXPECT_NO_THROW(f.validate_deep());
+}
+
 TEST(MetatensorCli, FromNpyErrorsKeepTheExistingOutput) {
   const scratch_dir dir;
   write_text(dir / "out.mt", "precious");

@@ -54,7 +54,6 @@ nlohmann::json record_schema(const std::vector<npy::field>& fields, const std::s
     if (!f.fields.empty()) {
       node = record_schema(f.fields, at);
     } else if (is_text(f.descr)) {
-      if (!f.shape.empty()) throw tool_error(at + ": fixed arrays of strings are not supported");
       node = {{"type", "string"}, {"TypeDef:String", true}};
     } else if (f.descr.find('V') != std::string::npos) {
       node = wrap_fixed(scalar_schema(dtype::u8), {f.size});  // named raw bytes
@@ -125,12 +124,32 @@ void fill_record(record_writer& w, std::size_t r, const std::vector<npy::field>&
     if (f.name.empty()) continue;
     const std::string path = prefix.empty() ? f.name : prefix + "." + f.name;
     const std::byte* src = rec + f.offset;
-    if (!f.fields.empty()) {
-      if (!f.shape.empty())
-        throw tool_error(where + "." + path + ": arrays of nested records are not supported");
-      fill_record(w, r, f.fields, src, path, where, scratch);
-    } else if (is_text(f.descr)) {
-      w.set_string(r, path, text_of(f.descr, {src, f.size}, where + "." + path));
+    if (!f.fields.empty() || is_text(f.descr)) {
+      // Records and strings are set one element at a time; a sub-array of
+      // them is walked in C order with one "[i]" per dimension (writer paths).
+      std::uint64_t count = 1;
+      for (auto d : f.shape) count *= d;
+      const std::uint64_t elem = count == 0 ? 0 : f.size / count;
+      for (std::uint64_t k = 0; k < count; ++k) {
+        std::string indexed = path;
+        std::uint64_t rem = k;
+        std::vector<std::uint64_t> idx(f.shape.size());
+        for (std::size_t d = f.shape.size(); d-- > 0;) {
+          idx[d] = rem % f.shape[d];
+          rem /= f.shape[d];
+        }
+        for (auto i : idx) {
+          indexed += '[';
+          indexed += std::to_string(i);
+          indexed += ']';
+        }
+        const std::byte* at = src + k * elem;
+        if (!f.fields.empty()) {
+          fill_record(w, r, f.fields, at, indexed, where, scratch);
+        } else {
+          w.set_string(r, indexed, text_of(f.descr, {at, elem}, where + "." + indexed));
+        }
+      }
     } else if (f.descr.find('V') != std::string::npos) {
       w.set_bytes(r, path, {src, f.size});
     } else {
