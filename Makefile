@@ -14,7 +14,8 @@ SHELL := /bin/bash
 # purpose: new dependencies (codecs, Python, ...) are added here and nowhere
 # else (libzstd-dev/liblz4-dev/zlib1g-dev: the codecs under src/codecs/; libcurl: remote
 # reads in src/io/; nginx-light: the loopback HTTP server of the remote tests; libpcre2-dev:
-# metatensor schema `pattern` keywords).
+# metatensor schema `pattern` keywords; pybind11/python3-*: the Python module,
+# its xarray engine and its pytest suite).
 # `--no-install-recommends` skips what clang only recommends, so its
 # libFuzzer/sanitizer runtimes (libclang-rt-14-dev) are listed explicitly.
 DEPS := build-essential cmake pkg-config \
@@ -22,6 +23,7 @@ DEPS := build-essential cmake pkg-config \
         libzstd-dev liblz4-dev zlib1g-dev libaec-dev libzfp-dev libpcre2-dev \
         python3-zstandard python3-lz4 libaec-tools \
         libcurl4-openssl-dev nginx-light \
+        pybind11-dev python3-dev python3-numpy python3-xarray python3-dask python3-pytest \
         libgtest-dev libgmock-dev libbenchmark-dev \
         clang libclang-rt-14-dev clang-format
 
@@ -45,7 +47,7 @@ DEMO := $(BUILD_DIR)/examples/tensogram_demo
 METATENSOR := $(BUILD_DIR)/tools/metatensor/metatensor
 
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
-FORMAT_DIRS := include src tools tests bench fuzz examples
+FORMAT_DIRS := include src tools tests bench fuzz examples python/src
 
 .PHONY: help deps build demo test test-sanitize fuzz bench format format-check install clean
 
@@ -100,6 +102,10 @@ demo: build
 	@$(METATENSOR) from-tgm $(OUT_DIR)/demo.tgm -o $(OUT_DIR)/demo.mt --name-key mars.param
 	@$(METATENSOR) info $(OUT_DIR)/demo.mt
 	@$(METATENSOR) validate --deep $(OUT_DIR)/demo.mt
+	@echo
+	@echo "==> PYTHONPATH=$(BUILD_DIR)/python python3 examples/python_demo.py $(OUT_DIR)/demo.tgm"
+	@PYTHONPATH=$(BUILD_DIR)/python "$$(sed -n 's/^Python_EXECUTABLE:[A-Z]*=//p' $(BUILD_DIR)/CMakeCache.txt)" \
+	  examples/python_demo.py $(OUT_DIR)/demo.tgm
 	@grep 'max abs error' $(OUT_DIR)/demo.log
 
 # RelWithDebInfo, but at Release's -O3: GCC 12 emits some warnings
@@ -125,7 +131,7 @@ test-sanitize: deps
 
 fuzz: deps
 	CC=clang CXX=clang++ $(CMAKE) -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DTENSOGRAM_BUILD_FUZZ=ON -DTENSOGRAM_BUILD_TESTS=OFF -DTENSOGRAM_BUILD_TOOLS=OFF \
+	  -DTENSOGRAM_BUILD_FUZZ=ON -DTENSOGRAM_BUILD_TESTS=OFF -DTENSOGRAM_BUILD_TOOLS=OFF -DTENSOGRAM_BUILD_PYTHON=OFF \
 	  -DTENSOGRAM_BUILD_EXAMPLES=OFF $(CMAKE_ARGS)
 	$(CMAKE) --build $(FUZZ_DIR) -j $(JOBS)
 	fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SECONDS)
@@ -138,6 +144,8 @@ bench: deps
 	$(BENCH_DIR)/bench/tensogram_codec_matrix
 	$(BENCH_DIR)/bench/tensogram_io_bench
 	$(BENCH_DIR)/bench/tensogram_metatensor_bench
+	PYTHONPATH=$(BENCH_DIR)/python "$$(sed -n 's/^Python_EXECUTABLE:[A-Z]*=//p' $(BENCH_DIR)/CMakeCache.txt)" \
+	  bench/python_bench.py
 
 # Only C++ files of the listed folders: build trees and fixtures stay untouched.
 format_files = $(shell find $(wildcard $(FORMAT_DIRS)) -type f \

@@ -573,6 +573,17 @@ message decode(const buffer& msg, const decode_options& options) {
   return message(metadata(std::move(g)), std::move(objects));
 }
 
+std::vector<object_masks> decode_object_masks(std::span<const std::byte> msg) {
+  const walked_message w = walk_message(msg);
+  std::vector<object_masks> out;
+  out.reserve(w.objects.size());
+  for (const data_frame_entry& e : w.objects) {
+    const sliced_object s = slice_object(e.frame, e.frame.offset);
+    out.push_back(has_masks(s.descriptor) ? decode_masks(s) : object_masks{});
+  }
+  return out;
+}
+
 metadata decode_metadata(std::span<const std::byte> msg) {
   const format::preamble pre = format::read_preamble(msg);
   if (pre.total_length > msg.size()) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -665,3 +666,34 @@ TEST(DecodeRange, Errors) {
 }
 
 }  // namespace
+
+// --- decode_object_masks ------------------------------------------------------------
+
+TEST(DecodeObjectMasks, ReturnsThePackedMaskOfEachKindPerObject) {
+  // Object 0: NaN at 1 and 9, +Inf at 4; object 1: finite (no masks).
+  std::vector<double> v(12, 1.5);
+  v[1] = std::numeric_limits<double>::quiet_NaN();
+  v[9] = std::numeric_limits<double>::quiet_NaN();
+  v[4] = std::numeric_limits<double>::infinity();
+  std::vector<double> finite(3, 2.0);
+  const auto d0 = tg::data_object_descriptor::contiguous(dtype::float64, {12});
+  const auto d1 = tg::data_object_descriptor::contiguous(dtype::float64, {3});
+  const tg::object_input objects[] = {{d0, std::as_bytes(std::span(v))},
+                                      {d1, std::as_bytes(std::span(finite))}};
+  tg::encode_options o = fixed_options();
+  o.allow_nan = true;
+  o.allow_inf = true;
+  o.small_mask_threshold_bytes = 0;  // keep the requested method (roaring)
+  const bytes msg = tg::encode({}, objects, o);
+
+  const std::vector<tg::object_masks> masks = tg::decode_object_masks(msg);
+  ASSERT_EQ(masks.size(), 2u);
+  ASSERT_TRUE(masks[0][0].has_value());              // nan
+  EXPECT_EQ(*masks[0][0], tgtest::B({0x40, 0x40}));  // bits 1 and 9, MSB first
+  ASSERT_TRUE(masks[0][1].has_value());              // inf+
+  EXPECT_EQ(*masks[0][1], tgtest::B({0x08, 0x00}));
+  EXPECT_FALSE(masks[0][2].has_value());  // no -Inf
+  for (const auto& m : masks[1]) EXPECT_FALSE(m.has_value());
+  // A truncated message is a framing error, not an empty answer.
+  EXPECT_THROW((void)tg::decode_object_masks(std::span(msg).first(msg.size() / 2)), tg::framing_error);
+}

@@ -2,6 +2,7 @@
 // element ranges (spec 01 §14, spec 02 §14), plus the scan entry points.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -104,6 +105,13 @@ class message {
 /// Decodes the first message of `msg` (spec 01 §14.1). Objects that need no
 /// decoding are views into `msg`.
 [[nodiscard]] message decode(const buffer& msg, const decode_options& options = {});
+/// The NaN/Inf companion masks of one object (spec 02 §9), indexed like
+/// `mask_kind_names` (nan, inf+, inf-): the packed MSB-first bitmask of
+/// ceil(N/8) bytes for each kind the object records, else nothing.
+using object_masks = std::array<std::optional<std::vector<std::byte>>, 3>;
+/// The masks of every object of the first message, in object order (what
+/// the reference's `decode_with_masks` returns beside the stored payloads).
+[[nodiscard]] std::vector<object_masks> decode_object_masks(std::span<const std::byte> msg);
 /// Metadata of the first metadata frame, unmodified (spec 01 §14.2).
 [[nodiscard]] metadata decode_metadata(std::span<const std::byte> msg);
 /// Metadata (as a full decode assembles it) and every descriptor, without

@@ -1,0 +1,188 @@
+// Shared pieces of the Python module `tensogram` (spec 04 Part B): value
+// conversion, numpy arrays, the wrapped metadata and descriptor types and the
+// registration functions of each part of the module.
+//
+// Conventions of every entry point:
+// * Python objects are converted to library types with the GIL held, then
+//   the GIL is released for the library call (encode, decode, file I/O), so
+//   Python threads scale across cores (spec 04 B.1 "long operations release
+//   the GIL").
+// * Library errors become the exception types of spec 04 B.7 (errors.cpp).
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "tensogram/cbor/value.hpp"
+#include "tensogram/core/buffer.hpp"
+#include "tensogram/message/decode.hpp"
+#include "tensogram/message/descriptor.hpp"
+#include "tensogram/message/encode.hpp"
+#include "tensogram/message/metadata.hpp"
+#include "tensogram/message/metadata_view.hpp"
+#include "tensogram/message/options.hpp"
+
+namespace tensogram::python {
+
+namespace py = pybind11;
+
+// ---- errors (errors.cpp) ----------------------------------------------------
+
+/// Creates IntegrityError, MissingHashError, HashMismatchError and installs
+/// the translator of library exceptions.
+void register_errors(py::module_& m);
+
+// ---- values (values.cpp) ----------------------------------------------------
+
+/// Python → CBOR per spec 04 B.2: str, bool, int (64-bit), float, None, dict,
+/// list (numpy scalars are taken by value). Anything else is a ValueError
+/// "cannot convert <type> to CBOR"; `where` names the place for the message.
+[[nodiscard]] cbor::value to_cbor(py::handle obj, std::string_view where);
+/// CBOR → Python per spec 04 B.6: text → str, integer → int, float, bool,
+/// null → None, array → list, map → dict, bytes → bytes (tags: content).
+[[nodiscard]] py::object to_python(const cbor::value& v);
+
+/// The metadata dict of `encode`/`append`/`StreamingEncoder` (spec 04 B.2).
+[[nodiscard]] global_metadata metadata_from_dict(py::handle dict);
+/// A descriptor dict (spec 04 B.3); warns about application-looking keys.
+[[nodiscard]] data_object_descriptor descriptor_from_dict(py::handle dict);
+/// The encode options shared by `encode`, `append` and `StreamingEncoder`.
+[[nodiscard]] encode_options make_encode_options(const py::object& hash, std::uint32_t threads,
+                                                 bool allow_nan, bool allow_inf,
+                                                 const py::object& nan_mask_method,
+                                                 const py::object& pos_inf_mask_method,
+                                                 const py::object& neg_inf_mask_method,
+                                                 const py::object& small_mask_threshold_bytes,
+                                                 const py::object& aggregate_hash);
+[[nodiscard]] decode_options make_decode_options(bool native_byte_order, std::uint32_t threads,
+                                                 bool restore_non_finite, bool verify_hash);
+/// `[(start, count), ...]` element ranges of `decode_range`.
+[[nodiscard]] std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges_from_list(py::handle ranges);
+
+// ---- bytes and arrays (arrays.cpp) ------------------------------------------
+
+/// A read-only byte run borrowed from a Python object through the buffer
+/// protocol. Holding it keeps the export alive (a bytearray cannot be
+/// resized meanwhile); it must be destroyed with the GIL held.
+class borrowed_bytes {
+ public:
+  /// Any C-contiguous buffer; `what` names the argument in errors.
+  borrowed_bytes(py::handle obj, std::string_view what);
+  [[nodiscard]] std::span<const std::byte> bytes() const noexcept { return bytes_; }
+  /// A non-owning library buffer over the bytes.
+  [[nodiscard]] tensogram::buffer as_buffer() const noexcept { return tensogram::buffer::borrowed(bytes_); }
+  /// The object decoded arrays that view these bytes keep alive as their
+  /// `base`: the object itself when it is immutable `bytes`, else a
+  /// memoryview that holds the buffer export.
+  [[nodiscard]] py::object view_owner() const;
+
+ private:
+  /// Releases a buffer export (PyBuffer_Release) and frees its struct.
+  struct export_release {
+    void operator()(Py_buffer* view) const noexcept;
+  };
+  py::object obj_;
+  std::unique_ptr<Py_buffer, export_release> export_;
+  std::span<const std::byte> bytes_;
+};
+
+/// The payload of one `(descriptor, data)` pair of encode (spec 04 B.4):
+/// a C-contiguous numpy array or any bytes-like object. Sets the
+/// descriptor's byte order from a byte-swapped array when the dict gave none.
+class object_payload {
+ public:
+  object_payload(py::handle data, data_object_descriptor& descriptor, bool byte_order_given,
+                 bool pre_encoded);
+  [[nodiscard]] std::span<const std::byte> bytes() const noexcept { return bytes_.bytes(); }
+
+ private:
+  borrowed_bytes bytes_;
+};
+
+/// The `(descriptor, data)` pairs of encode/append/write_object (spec 04
+/// B.4), parsed with the GIL held; the payloads stay borrowed from the
+/// caller's objects until this is destroyed (with the GIL held).
+class encode_inputs {
+ public:
+  /// `pairs`: a list of 2-tuples (B.4); `pre_encoded` refuses numpy arrays.
+  encode_inputs(py::handle pairs, bool pre_encoded);
+  [[nodiscard]] std::vector<object_input> objects() const;
+
+ private:
+  std::vector<data_object_descriptor> descriptors_;
+  std::vector<object_payload> payloads_;
+};
+
+/// A Python bytes object with a copy of `v`.
+[[nodiscard]] py::bytes to_bytes(std::span<const std::byte> v);
+/// Asks the kernel to back a fresh, not yet touched allocation with
+/// transparent huge pages (as numpy does for its large arrays). On VMs a
+/// first touch of a 4 KiB page costs microseconds, so filling a new 128 MiB
+/// buffer page by page can cost more than the encoding itself
+/// (docs/benchmarks.md, "Fresh allocations"). A hint only: no effect on
+/// small buffers or when THP is off.
+void advise_huge_pages(void* data, std::size_t size) noexcept;
+/// Encodes into a vector whose capacity is reserved (and advised) up front,
+/// so a message about the size of its input is written into huge pages.
+[[nodiscard]] std::vector<std::byte> encode_message(const global_metadata& metadata,
+                                                    std::span<const object_input> objects,
+                                                    const encode_options& options, bool pre_encoded);
+/// A non-negative Python index as size_t (ValueError naming `what`).
+[[nodiscard]] std::size_t checked_index(long long index, const char* what);
+
+/// Where the bytes of a decoded message came from, so that objects decoded
+/// as views of them become arrays whose `base` keeps that memory alive.
+struct message_source {
+  std::span<const std::byte> bytes;  ///< empty: every view is of library memory
+  py::object owner;                  ///< base for arrays viewing `bytes`
+};
+
+/// The numpy dtype of decoded elements (spec 04 B.4): simple_packing →
+/// float64, bfloat16 → ml_dtypes.bfloat16 when importable else uint16,
+/// bitmask → uint8; labelled with `order` (big-endian data stays correct).
+[[nodiscard]] py::dtype numpy_dtype(tensogram::dtype t, bool simple_packing, tensogram::byte_order order);
+
+/// An ndarray over decoded bytes without copying them. Views of the message
+/// are read-only with `source.owner` as base; library-owned results are
+/// writable with a capsule owning the library buffer as base.
+[[nodiscard]] py::array make_array(const tensogram::buffer& data, py::dtype dtype,
+                                   std::vector<py::ssize_t> shape, const message_source& source);
+/// The array of a decoded object, shaped like its descriptor (bitmask: flat
+/// packed bytes).
+[[nodiscard]] py::array object_array(const decoded_object& object, const message_source& source);
+/// One 1-D array per range result of `decode_range`, or one joined array.
+[[nodiscard]] py::object range_arrays(std::vector<tensogram::buffer> parts, const data_object_descriptor& d,
+                                      tensogram::byte_order order, bool join);
+
+// ---- Metadata and DataObjectDescriptor (metadata.cpp) ---------------------
+
+/// `tensogram.Metadata`: a read-only view of one message's metadata.
+struct metadata_view {
+  tensogram::metadata meta;
+};
+/// `tensogram.DataObjectDescriptor`.
+struct descriptor_view {
+  data_object_descriptor descriptor;
+};
+void register_metadata(py::module_& m);
+
+/// `Message(metadata, objects)` with `objects` a list of
+/// `(DataObjectDescriptor, ndarray)` pairs.
+[[nodiscard]] py::object make_message(const message& msg, const message_source& source);
+
+// ---- the rest of the module -------------------------------------------------
+
+void register_functions(py::module_& m);
+void register_file(py::module_& m);
+void register_streaming(py::module_& m);
+
+}  // namespace tensogram::python

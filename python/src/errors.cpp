@@ -1,0 +1,101 @@
+// Library exceptions → Python exceptions (spec 04 B.7).
+//
+//   framing/metadata/encoding/compression/object errors → ValueError with the
+//     reference's prefixes ("FramingError: ", ...)
+//   invalid arguments → ValueError; I/O → OSError; remote → OSError
+//     ("RemoteError: "); timeouts → TimeoutError; anything else of the
+//     library → RuntimeError
+//   hash verification → MissingHashError / HashMismatchError, which derive
+//     from IntegrityError(Exception) and not from RuntimeError (B.7 doc drift)
+#include <Python.h>
+
+#include <string>
+
+#include "binding.hpp"
+#include "tensogram/core/error.hpp"
+#include "tensogram/core/hex.hpp"
+
+namespace tensogram::python {
+
+namespace {
+
+py::object module_attr(const char* name) {
+  return py::module_::import("tensogram._tensogram").attr(name);
+}
+
+void raise(PyObject* type, const std::string& text) {
+  PyErr_SetString(type, text.c_str());
+}
+
+// An instance of one of our exception classes with extra attributes.
+void raise_with(const char* cls_name, const std::string& text,
+                std::initializer_list<std::pair<const char*, py::object>> attrs) {
+  py::object cls = module_attr(cls_name);
+  py::object exc = cls(text);
+  for (const auto& [name, value] : attrs) exc.attr(name) = value;
+  PyErr_SetObject(cls.ptr(), exc.ptr());
+}
+
+void translate(std::exception_ptr p) {
+  try {
+    std::rethrow_exception(p);
+  } catch (const hash_mismatch_error& e) {
+    const py::object index =
+        e.object_index() ? py::object(py::int_(*e.object_index())) : py::object(py::none());
+    const std::string where = e.object_index() ? std::to_string(*e.object_index()) : std::string("None");
+    raise_with("HashMismatchError",
+               "HashMismatch: object_index=" + where + ", expected=" + hex16(e.expected()) +
+                   ", actual=" + hex16(e.actual()),
+               {{"object_index", index},
+                {"expected", py::str(hex16(e.expected()))},
+                {"actual", py::str(hex16(e.actual()))}});
+  } catch (const missing_hash_error& e) {
+    raise_with("MissingHashError", "MissingHash: " + std::string(e.detail()),
+               {{"object_index", py::int_(e.object_index())}});
+  } catch (const framing_error& e) {
+    raise(PyExc_ValueError, "FramingError: " + std::string(e.detail()));
+  } catch (const metadata_error& e) {
+    raise(PyExc_ValueError, "MetadataError: " + std::string(e.detail()));
+  } catch (const encoding_error& e) {
+    raise(PyExc_ValueError, "EncodingError: " + std::string(e.detail()));
+  } catch (const compression_error& e) {
+    raise(PyExc_ValueError, "CompressionError: " + std::string(e.detail()));
+  } catch (const object_error& e) {
+    raise(PyExc_ValueError, "ObjectError: " + std::string(e.detail()));
+  } catch (const invalid_arg_error& e) {
+    raise(PyExc_ValueError, std::string(e.detail()));
+  } catch (const remote_error& e) {
+    raise(PyExc_OSError, "RemoteError: " + std::string(e.detail()));
+  } catch (const io_error& e) {
+    raise(PyExc_OSError, std::string(e.detail()));
+  } catch (const timeout_error& e) {
+    raise(PyExc_TimeoutError, std::string(e.detail()));
+  } catch (const error& e) {
+    raise(PyExc_RuntimeError, e.what());
+  }
+  // Everything else (py::error_already_set, std::bad_alloc, ...) is left to
+  // pybind11's own translators by rethrowing.
+}
+
+}  // namespace
+
+void register_errors(py::module_& m) {
+  // PyErr_NewException returns a new reference; the module attribute owns it.
+  py::object integrity = py::reinterpret_steal<py::object>(
+      PyErr_NewException("tensogram.IntegrityError", PyExc_Exception, nullptr));
+  integrity.attr("__doc__") = "Hash verification failed (base of MissingHashError and HashMismatchError).";
+  m.attr("IntegrityError") = integrity;
+  py::object missing = py::reinterpret_steal<py::object>(
+      PyErr_NewException("tensogram.MissingHashError", integrity.ptr(), nullptr));
+  missing.attr("__doc__") =
+      "verify_hash=True but the object was written without a hash. Attribute: object_index.";
+  m.attr("MissingHashError") = missing;
+  py::object mismatch = py::reinterpret_steal<py::object>(
+      PyErr_NewException("tensogram.HashMismatchError", integrity.ptr(), nullptr));
+  mismatch.attr("__doc__") =
+      "A stored xxh3 hash disagrees with the data. Attributes: object_index, expected, actual (hex).";
+  m.attr("HashMismatchError") = mismatch;
+  py::register_exception_translator(&translate);
+}
+
+}  // namespace tensogram::python

@@ -1,0 +1,468 @@
+// `TensogramFile` and its iterator (spec 04 B.6).
+#include <pybind11/stl.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "binding.hpp"
+#include "tensogram/core/error.hpp"
+#include "tensogram/io/file.hpp"
+
+namespace tensogram::python {
+
+namespace {
+
+// One open file. Calls copy the shared handle under the GIL and then run
+// without it, so `close()` from another thread never pulls the file from
+// under a running call (the call finishes on its own reference).
+class py_file {
+ public:
+  py_file(std::shared_ptr<tensogram::file> f, std::string source, bool remote, scan_mode mode)
+      : file_(std::move(f)), source_(std::move(source)), remote_(remote), mode_(mode) {}
+
+  [[nodiscard]] std::shared_ptr<tensogram::file> handle() const {
+    if (!file_) throw py::value_error("I/O operation on closed TensogramFile '" + source_ + "'");
+    return file_;
+  }
+  void close() { file_.reset(); }
+  [[nodiscard]] bool closed() const noexcept { return file_ == nullptr; }
+  [[nodiscard]] const std::string& source() const noexcept { return source_; }
+  [[nodiscard]] bool remote() const noexcept { return remote_; }
+  [[nodiscard]] scan_mode mode() const noexcept { return mode_; }
+
+  std::size_t count() {
+    auto f = handle();
+    py::gil_scoped_release release;
+    return f->message_count();
+  }
+
+  py::object decode_message(std::size_t i, const decode_options& o) {
+    auto f = handle();
+    message msg;
+    {
+      py::gil_scoped_release release;
+      msg = f->decode_message(i, o);
+    }
+    return make_message(msg, message_source{});
+  }
+
+  /// Python index (negative from the end) → message index; IndexError.
+  std::size_t resolve(long long index) {
+    const auto n = static_cast<long long>(count());
+    const long long i = index < 0 ? index + n : index;
+    if (i < 0 || i >= n) {
+      throw py::index_error("message index " + std::to_string(index) + " out of range for a file of " +
+                            std::to_string(n) + " messages");
+    }
+    return static_cast<std::size_t>(i);
+  }
+
+ private:
+  std::shared_ptr<tensogram::file> file_;
+  std::string source_;
+  bool remote_;
+  scan_mode mode_;
+};
+
+// Iteration over a local file with its own handle (B.6: the iterator does
+// not share the file object's position or cache).
+class py_file_iter {
+ public:
+  explicit py_file_iter(const py_file& f) {
+    if (f.remote()) {
+      throw std::runtime_error(
+          "cannot iterate a remote TensogramFile synchronously; index it (f[i]) instead");
+    }
+    py::gil_scoped_release release;
+    file_ = std::make_shared<tensogram::file>(tensogram::file::open(f.source(), f.mode()));
+    count_ = file_->message_count();
+  }
+  py::object next() {
+    if (next_ >= count_) throw py::stop_iteration();
+    const std::size_t i = next_++;
+    message msg;
+    {
+      py::gil_scoped_release release;
+      msg = file_->decode_message(i);
+    }
+    return make_message(msg, message_source{});
+  }
+
+ private:
+  std::shared_ptr<tensogram::file> file_;
+  std::size_t count_ = 0;
+  std::size_t next_ = 0;
+};
+
+std::string fspath(const py::object& path) {
+  return py::str(py::module_::import("os").attr("fspath")(path));
+}
+
+scan_mode mode_of(bool bidirectional) {
+  return bidirectional ? scan_mode::bidirectional : scan_mode::forward;
+}
+
+// storage_options of B.6 `open_remote`, for the HTTP(S) sources this build
+// reads: request headers, timeouts and TLS verification.
+io::remote_options remote_options_from(const py::object& storage_options) {
+  io::remote_options o;
+  if (storage_options.is_none()) return o;
+  if (!py::isinstance<py::dict>(storage_options)) throw py::type_error("storage_options must be a dict");
+  for (const auto& [k, v] : storage_options.cast<py::dict>()) {
+    const std::string key = py::str(k);
+    if (key == "headers") {
+      for (const auto& [hk, hv] : v.cast<py::dict>()) {
+        o.headers.push_back(std::string(py::str(hk)) + ": " + std::string(py::str(hv)));
+      }
+    } else if (key == "timeout_ms") {
+      o.timeout_ms = v.cast<long>();
+    } else if (key == "connect_timeout_ms") {
+      o.connect_timeout_ms = v.cast<long>();
+    } else if (key == "verify_tls") {
+      const std::string t = py::str(v);
+      o.verify_tls = !(t == "False" || t == "false" || t == "0");
+    } else {
+      throw py::value_error(
+          "unsupported storage_options key '" + key +
+          "' (this build reads http(s) sources; keys: headers, timeout_ms, connect_timeout_ms, "
+          "verify_tls)");
+    }
+  }
+  return o;
+}
+
+bool http_url(const std::string& s) {
+  return s.rfind("http://", 0) == 0 || s.rfind("https://", 0) == 0;
+}
+
+py_file open_remote(const std::string& url, const py::object& storage_options, bool bidirectional) {
+  if (!http_url(url)) {
+    throw remote_error("'" + url + "': this build reads remote files over http(s) only");
+  }
+  const io::remote_options o = remote_options_from(storage_options);
+  const scan_mode mode = mode_of(bidirectional);
+  std::shared_ptr<tensogram::file> f;
+  {
+    py::gil_scoped_release release;
+    f = std::make_shared<tensogram::file>(tensogram::file::open_remote(url, o, mode));
+  }
+  return {std::move(f), url, true, mode};
+}
+
+// `{"metadata", "descriptor", "data"}` of a one-object decode (B.6
+// `file_decode_object`).
+py::dict object_result(const message& msg) {
+  py::dict out;
+  out["metadata"] = metadata_view{msg.get_metadata()};
+  out["descriptor"] = descriptor_view{msg.object(0).descriptor()};
+  out["data"] = object_array(msg.object(0), message_source{});
+  return out;
+}
+
+// The library opens lazily (no I/O before the first read); Python users
+// expect open() itself to fail for a path that is not there, as open() and
+// the reference do.
+void require_readable_file(const std::string& path) {
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  int err = 0;
+  if (!std::filesystem::exists(st)) {
+    err = ENOENT;
+  } else if (std::filesystem::is_directory(st)) {
+    err = EISDIR;
+  }
+  if (err == 0) return;
+  errno = err;
+  PyErr_SetFromErrnoWithFilename(PyExc_OSError, path.c_str());  // FileNotFoundError / IsADirectoryError
+  throw py::error_already_set();
+}
+
+void require_remote(const py_file& self, const char* what) {
+  if (!self.remote()) {
+    PyErr_SetString(PyExc_OSError,
+                    (std::string(what) + " is for remote files; decode local messages one by one").c_str());
+    throw py::error_already_set();
+  }
+}
+
+}  // namespace
+
+void register_file(py::module_& m) {
+  py::class_<py_file_iter>(m, "TensogramFileIter", "Iterator of Message over a local file (own file handle).")
+      .def("__iter__", [](py_file_iter& it) -> py_file_iter& { return it; })
+      .def("__next__", &py_file_iter::next);
+
+  py::class_<py_file>(m, "TensogramFile", R"doc(
+A file of concatenated messages (spec 04 B.6), local or remote (http/https).
+
+    with tensogram.TensogramFile.open("data.tgm") as f:
+        print(len(f))
+        meta, objects = f[0]
+        for meta, objects in f: ...
+
+Messages are found lazily on first use by reading only preambles and postambles. Every decode method
+releases the GIL, and one file can be used from many threads at once.
+)doc")
+      .def_static(
+          "open",
+          [](const py::object& source, bool bidirectional) {
+            const std::string s = fspath(source);
+            if (py::module_::import("tensogram._tensogram").attr("is_remote_url")(s).cast<bool>()) {
+              return open_remote(s, py::none(), bidirectional);
+            }
+            require_readable_file(s);
+            const scan_mode mode = mode_of(bidirectional);
+            std::shared_ptr<tensogram::file> f;
+            {
+              py::gil_scoped_release release;
+              f = std::make_shared<tensogram::file>(tensogram::file::open(s, mode));
+            }
+            return py_file(std::move(f), s, false, mode);
+          },
+          py::arg("source"), py::kw_only(), py::arg("bidirectional") = true,
+          "Opens a local path or a remote URL (auto-detected with is_remote_url).")
+      .def_static(
+          "open_remote",
+          [](const std::string& source, const py::object& storage_options, bool bidirectional) {
+            return open_remote(source, storage_options, bidirectional);
+          },
+          py::arg("source"), py::arg("storage_options") = py::none(), py::kw_only(),
+          py::arg("bidirectional") = true,
+          "Opens an http(s) URL; storage_options: headers (dict), timeout_ms, connect_timeout_ms, "
+          "verify_tls.")
+      .def_static(
+          "create",
+          [](const py::object& path) {
+            const std::string s = fspath(path);
+            std::shared_ptr<tensogram::file> f;
+            {
+              py::gil_scoped_release release;
+              f = std::make_shared<tensogram::file>(tensogram::file::create(s));
+            }
+            return py_file(std::move(f), s, false, scan_mode::bidirectional);
+          },
+          py::arg("path"), "Creates (or truncates) a local file, ready for append().")
+      .def("message_count", &py_file::count, "Number of messages (scans on first use).")
+      .def("__len__", &py_file::count)
+      .def(
+          "append",
+          [](py_file& self, const py::object& meta, const py::object& pairs, const py::object& hash,
+             std::uint32_t threads, bool allow_nan, bool allow_inf, const py::object& nan_m,
+             const py::object& pinf_m, const py::object& ninf_m, const py::object& small,
+             const py::object& aggregate) {
+            auto f = self.handle();
+            const global_metadata g = metadata_from_dict(meta);
+            const encode_inputs in(pairs, false);
+            const encode_options o = make_encode_options(hash, threads, allow_nan, allow_inf, nan_m, pinf_m,
+                                                         ninf_m, small, aggregate);
+            py::gil_scoped_release release;
+            const auto objects = in.objects();
+            f->append(g, objects, o);
+          },
+          py::arg("global_meta_dict"), py::arg("descriptors_and_data"), py::arg("hash") = "xxh3",
+          py::arg("threads") = 0, py::arg("allow_nan") = false, py::arg("allow_inf") = false,
+          py::arg("nan_mask_method") = py::none(), py::arg("pos_inf_mask_method") = py::none(),
+          py::arg("neg_inf_mask_method") = py::none(), py::arg("small_mask_threshold_bytes") = py::none(),
+          py::arg("aggregate_hash") = py::none(),
+          "Encodes one message (arguments as tensogram.encode) and appends it; earlier messages are never "
+          "damaged.")
+      .def(
+          "decode_message",
+          [](py_file& self, long long index, bool native, std::uint32_t threads, bool restore, bool verify) {
+            return self.decode_message(checked_index(index, "index"),
+                                       make_decode_options(native, threads, restore, verify));
+          },
+          py::arg("index"), py::arg("native_byte_order") = true, py::arg("threads") = 0,
+          py::arg("restore_non_finite") = true, py::arg("verify_hash") = false, "Message i as a Message.")
+      .def(
+          "file_decode_metadata",
+          [](py_file& self, long long msg_index) {
+            auto f = self.handle();
+            const std::size_t i = checked_index(msg_index, "msg_index");
+            py::gil_scoped_release release;
+            return metadata_view{f->decode_metadata(i)};
+          },
+          py::arg("msg_index"), "Metadata of message i (reads only its metadata frames).")
+      .def(
+          "file_decode_descriptors",
+          [](py_file& self, long long msg_index) {
+            auto f = self.handle();
+            const std::size_t i = checked_index(msg_index, "msg_index");
+            std::pair<metadata, std::vector<data_object_descriptor>> r;
+            {
+              py::gil_scoped_release release;
+              r = f->decode_descriptors(i);
+            }
+            py::list descs;
+            for (auto& d : r.second) descs.append(descriptor_view{std::move(d)});
+            py::dict out;
+            out["metadata"] = metadata_view{r.first};
+            out["descriptors"] = descs;
+            return out;
+          },
+          py::arg("msg_index"),
+          "{'metadata': Metadata, 'descriptors': [DataObjectDescriptor]} without payloads.")
+      .def(
+          "file_decode_object",
+          [](py_file& self, long long msg_index, long long obj_index, bool native, std::uint32_t threads,
+             bool verify) {
+            auto f = self.handle();
+            const std::size_t i = checked_index(msg_index, "msg_index");
+            const std::size_t obj = checked_index(obj_index, "obj_index");
+            const decode_options o = make_decode_options(native, threads, true, verify);
+            message msg;
+            {
+              py::gil_scoped_release release;
+              msg = f->decode_object(i, obj, o);
+            }
+            return object_result(msg);
+          },
+          py::arg("msg_index"), py::arg("obj_index"), py::arg("native_byte_order") = true,
+          py::arg("threads") = 0, py::arg("verify_hash") = false,
+          "{'metadata', 'descriptor', 'data'} of one object, reading only that object's frame.")
+      .def(
+          "file_decode_range",
+          [](py_file& self, long long msg_index, long long obj_index, const py::object& ranges, bool join,
+             bool native, std::uint32_t threads) {
+            auto f = self.handle();
+            const std::size_t i = checked_index(msg_index, "msg_index");
+            const std::size_t obj = checked_index(obj_index, "obj_index");
+            const auto r = ranges_from_list(ranges);
+            const decode_options o = make_decode_options(native, threads, true, false);
+            std::vector<buffer> parts;
+            data_object_descriptor d;
+            {
+              py::gil_scoped_release release;
+              parts = f->decode_range(i, obj, r, o);
+              auto descs = f->decode_descriptors(i).second;
+              d = descs.at(obj);
+            }
+            return range_arrays(std::move(parts), d, native ? native_byte_order() : d.effective_byte_order(),
+                                join);
+          },
+          py::arg("msg_index"), py::arg("obj_index"), py::arg("ranges"), py::arg("join") = false,
+          py::arg("native_byte_order") = true, py::arg("threads") = 0,
+          "Element ranges of one object, as tensogram.decode_range.")
+      .def(
+          "file_decode_object_batch",
+          [](py_file& self, const py::object& msg_indices, long long obj_index, bool native,
+             std::uint32_t threads, bool verify) {
+            require_remote(self, "file_decode_object_batch");
+            auto f = self.handle();
+            const std::size_t obj = checked_index(obj_index, "obj_index");
+            const decode_options o = make_decode_options(native, threads, true, verify);
+            py::list out;
+            for (py::handle h : msg_indices) {
+              const std::size_t i = checked_index(h.cast<long long>(), "msg index");
+              message msg;
+              {
+                py::gil_scoped_release release;
+                msg = f->decode_object(i, obj, o);
+              }
+              out.append(object_result(msg));
+            }
+            return out;
+          },
+          py::arg("msg_indices"), py::arg("obj_index"), py::arg("native_byte_order") = true,
+          py::arg("threads") = 0, py::arg("verify_hash") = false,
+          "file_decode_object over several messages (remote files only).")
+      .def(
+          "file_decode_range_batch",
+          [](py_file& self, const py::object& msg_indices, long long obj_index, const py::object& ranges,
+             bool join, bool native, std::uint32_t threads) {
+            require_remote(self, "file_decode_range_batch");
+            auto f = self.handle();
+            const std::size_t obj = checked_index(obj_index, "obj_index");
+            const auto r = ranges_from_list(ranges);
+            const decode_options o = make_decode_options(native, threads, true, false);
+            py::list out;
+            for (py::handle h : msg_indices) {
+              const std::size_t i = checked_index(h.cast<long long>(), "msg index");
+              std::vector<buffer> parts;
+              data_object_descriptor d;
+              {
+                py::gil_scoped_release release;
+                parts = f->decode_range(i, obj, r, o);
+                d = f->decode_descriptors(i).second.at(obj);
+              }
+              out.append(range_arrays(std::move(parts), d,
+                                      native ? native_byte_order() : d.effective_byte_order(), join));
+            }
+            return out;
+          },
+          py::arg("msg_indices"), py::arg("obj_index"), py::arg("ranges"), py::arg("join") = false,
+          py::arg("native_byte_order") = true, py::arg("threads") = 0,
+          "file_decode_range over several messages (remote files only).")
+      .def(
+          "read_message",
+          [](py_file& self, long long index) {
+            auto f = self.handle();
+            const std::size_t i = checked_index(index, "index");
+            buffer b;
+            {
+              py::gil_scoped_release release;
+              b = f->message_bytes(i);
+            }
+            return to_bytes(b.bytes());
+          },
+          py::arg("index"), "The raw bytes of message i.")
+      .def(
+          "messages",
+          [](py_file& self) {
+            auto f = self.handle();
+            py::list out;
+            const std::size_t n = self.count();
+            for (std::size_t i = 0; i < n; ++i) {
+              buffer b;
+              {
+                py::gil_scoped_release release;
+                b = f->message_bytes(i);
+              }
+              out.append(to_bytes(b.bytes()));
+            }
+            return out;
+          },
+          "The raw bytes of every message.")
+      .def("is_remote", &py_file::remote)
+      .def("source", [](const py_file& self) { return self.source(); })
+      .def(
+          "__getitem__",
+          [](py_file& self, const py::object& key) -> py::object {
+            if (PySlice_Check(key.ptr())) {
+              const auto slice = key.cast<py::slice>();
+              std::size_t start = 0, stop = 0, step = 0, length = 0;
+              if (!slice.compute(self.count(), &start, &stop, &step, &length)) throw py::error_already_set();
+              py::list out;
+              for (std::size_t k = 0; k < length; ++k) {
+                out.append(self.decode_message(start + k * step, decode_options{}));
+              }
+              return py::object(std::move(out));
+            }
+            if (PyBool_Check(key.ptr()) || !PyIndex_Check(key.ptr())) {
+              throw py::type_error("TensogramFile indices must be integers or slices, not " +
+                                   std::string(py::str(py::type::handle_of(key).attr("__name__"))));
+            }
+            return self.decode_message(self.resolve(key.cast<long long>()), decode_options{});
+          },
+          py::arg("key"))
+      .def("__iter__", [](const py_file& self) { return py_file_iter(self); })
+      .def("close", &py_file::close, "Releases the file; later calls raise ValueError.")
+      .def_property_readonly("closed", &py_file::closed)
+      .def(
+          "__enter__", [](py_file& self) -> py_file& { return self; }, py::return_value_policy::reference)
+      .def(
+          "__exit__",
+          [](py_file& self, const py::object&, const py::object&, const py::object&) {
+            self.close();
+            return false;
+          },
+          py::arg("exc_type"), py::arg("exc"), py::arg("tb"))
+      .def("__repr__", [](const py_file& self) {
+        return "TensogramFile(" + std::string(py::repr(py::str(self.source()))) +
+               (self.closed() ? ", closed)" : std::string(self.remote() ? ", remote)" : ")"));
+      });
+}
+
+}  // namespace tensogram::python

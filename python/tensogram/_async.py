@@ -1,0 +1,142 @@
+"""asyncio access to Tensogram files (spec 04 B.6 `AsyncTensogramFile`).
+
+Every call runs the synchronous `TensogramFile` method in a worker thread
+(`asyncio.to_thread`). The library releases the GIL while it reads and
+decodes and one file handle serves concurrent calls, so several awaits on one
+`AsyncTensogramFile` proceed in parallel — for remote files their range
+requests overlap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Iterable, Optional, Sequence, Tuple
+
+from ._tensogram import TensogramFile
+
+
+class AsyncTensogramFile:
+    """A Tensogram file for asyncio code; create it with ``await AsyncTensogramFile.open(...)``.
+
+    ``len(f)`` and ``async for`` need the message count, so ``await f.message_count()`` first (a
+    RuntimeError says so otherwise).
+    """
+
+    def __init__(self, sync_file: TensogramFile) -> None:
+        self._file = sync_file
+        self._count: Optional[int] = None
+
+    @classmethod
+    async def open(cls, source: Any, *, bidirectional: bool = True) -> "AsyncTensogramFile":
+        """Opens a local path or a remote URL (see ``TensogramFile.open``)."""
+        return cls(await asyncio.to_thread(TensogramFile.open, source, bidirectional=bidirectional))
+
+    @classmethod
+    async def open_remote(
+        cls, source: str, storage_options: Optional[dict] = None, *, bidirectional: bool = True
+    ) -> "AsyncTensogramFile":
+        """Opens an http(s) URL (see ``TensogramFile.open_remote``)."""
+        return cls(
+            await asyncio.to_thread(TensogramFile.open_remote, source, storage_options, bidirectional=bidirectional)
+        )
+
+    async def _call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        return await asyncio.to_thread(getattr(self._file, name), *args, **kwargs)
+
+    async def message_count(self) -> int:
+        """Number of messages (scanned once, then cached)."""
+        if self._count is None:
+            self._count = await self._call("message_count")
+        return self._count
+
+    async def decode_message(
+        self, index: int, native_byte_order: bool = True, threads: int = 0, verify_hash: bool = False
+    ):
+        """Message ``index`` as a ``Message``."""
+        return await self._call(
+            "decode_message", index, native_byte_order=native_byte_order, threads=threads, verify_hash=verify_hash
+        )
+
+    async def file_decode_metadata(self, msg_index: int):
+        return await self._call("file_decode_metadata", msg_index)
+
+    async def file_decode_descriptors(self, msg_index: int):
+        return await self._call("file_decode_descriptors", msg_index)
+
+    async def file_decode_object(self, msg_index: int, obj_index: int, **kwargs: Any):
+        return await self._call("file_decode_object", msg_index, obj_index, **kwargs)
+
+    async def file_decode_range(self, msg_index: int, obj_index: int, ranges: Sequence[Tuple[int, int]], **kwargs: Any):
+        return await self._call("file_decode_range", msg_index, obj_index, list(ranges), **kwargs)
+
+    async def file_decode_object_batch(self, msg_indices: Iterable[int], obj_index: int, **kwargs: Any):
+        """``file_decode_object`` over several messages, concurrently (remote files only)."""
+        if not self._file.is_remote():
+            raise OSError("file_decode_object_batch is for remote files; decode local messages one by one")
+        return list(
+            await asyncio.gather(*(self.file_decode_object(i, obj_index, **kwargs) for i in msg_indices))
+        )
+
+    async def file_decode_range_batch(
+        self, msg_indices: Iterable[int], obj_index: int, ranges: Sequence[Tuple[int, int]], **kwargs: Any
+    ):
+        """``file_decode_range`` over several messages, concurrently (remote files only)."""
+        if not self._file.is_remote():
+            raise OSError("file_decode_range_batch is for remote files; decode local messages one by one")
+        return list(
+            await asyncio.gather(*(self.file_decode_range(i, obj_index, ranges, **kwargs) for i in msg_indices))
+        )
+
+    async def read_message(self, index: int) -> bytes:
+        return await self._call("read_message", index)
+
+    async def messages(self) -> list:
+        return await self._call("messages")
+
+    async def prefetch_layouts(self, msg_indices: Iterable[int]) -> None:
+        """Reads the metadata and index frames of these messages concurrently, so that later object
+        reads fetch only their own frames."""
+        await asyncio.gather(*(self.file_decode_descriptors(i) for i in msg_indices))
+
+    def is_remote(self) -> bool:
+        return self._file.is_remote()
+
+    def source(self) -> str:
+        return self._file.source()
+
+    def __len__(self) -> int:
+        if self._count is None:
+            raise RuntimeError("message count not known yet: await f.message_count() first")
+        return self._count
+
+    def __aiter__(self) -> "AsyncTensogramFileIter":
+        return AsyncTensogramFileIter(self, len(self))
+
+    async def __aenter__(self) -> "AsyncTensogramFile":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> bool:
+        self._file.close()
+        return False
+
+    def __repr__(self) -> str:
+        return f"AsyncTensogramFile({self._file.source()!r})"
+
+
+class AsyncTensogramFileIter:
+    """``async for meta, objects in f``: decodes the messages in order."""
+
+    def __init__(self, f: AsyncTensogramFile, count: int) -> None:
+        self._f = f
+        self._count = count
+        self._next = 0
+
+    def __aiter__(self) -> "AsyncTensogramFileIter":
+        return self
+
+    async def __anext__(self):
+        if self._next >= self._count:
+            raise StopAsyncIteration
+        i = self._next
+        self._next += 1
+        return await self._f.decode_message(i)
