@@ -15,7 +15,8 @@ SHELL := /bin/bash
 # else (libzstd-dev/liblz4-dev/zlib1g-dev: the codecs under src/codecs/; libcurl: remote
 # reads in src/io/; nginx-light: the loopback HTTP server of the remote tests; libpcre2-dev:
 # metatensor schema `pattern` keywords; pybind11/python3-*: the Python module,
-# its xarray engine and its pytest suite).
+# its xarray engine and its pytest suite; libeccodes-dev/libnetcdf-dev: the GRIB and
+# NetCDF importers).
 # `--no-install-recommends` skips what clang only recommends, so its
 # libFuzzer/sanitizer runtimes (libclang-rt-14-dev) are listed explicitly.
 DEPS := build-essential cmake pkg-config \
@@ -24,6 +25,7 @@ DEPS := build-essential cmake pkg-config \
         python3-zstandard python3-lz4 libaec-tools \
         libcurl4-openssl-dev nginx-light \
         pybind11-dev python3-dev python3-numpy python3-xarray python3-dask python3-pytest \
+        libeccodes-dev libnetcdf-dev \
         libgtest-dev libgmock-dev libbenchmark-dev \
         clang libclang-rt-14-dev clang-format
 
@@ -144,6 +146,7 @@ bench: deps
 	$(BENCH_DIR)/bench/tensogram_codec_matrix
 	$(BENCH_DIR)/bench/tensogram_io_bench
 	$(BENCH_DIR)/bench/tensogram_metatensor_bench
+	$(BENCH_DIR)/bench/tensogram_grib_bench
 	PYTHONPATH=$(BENCH_DIR)/python "$$(sed -n 's/^Python_EXECUTABLE:[A-Z]*=//p' $(BENCH_DIR)/CMakeCache.txt)" \
 	  bench/python_bench.py
 

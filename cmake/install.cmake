@@ -29,10 +29,15 @@ install(TARGETS tensogram tensogram_static
 
 # Every public header, keeping the tree: <tensogram.hpp> includes
 # "tensogram/<layer>/<name>.hpp" relative to include/.
+# The importers' headers stay out: their library (tensogram_importers, with
+# ecCodes and netCDF-C) is not part of the installed package yet; programs
+# use it from the build tree, and the installed CLI and Python module carry
+# it linked in.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   COMPONENT Development
-  FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h")
+  FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h"
+  PATTERN "importers" EXCLUDE)
 
 # The CLI is written in tools/tensogram/ and may be switched off
 # (TENSOGRAM_BUILD_TOOLS=OFF), hence the guard.

@@ -184,5 +184,6 @@ void register_metadata(py::module_& m);
 void register_functions(py::module_& m);
 void register_file(py::module_& m);
 void register_streaming(py::module_& m);
+void register_converters(py::module_& m);
 
 }  // namespace tensogram::python

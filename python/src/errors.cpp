@@ -14,6 +14,9 @@
 #include "binding.hpp"
 #include "tensogram/core/error.hpp"
 #include "tensogram/core/hex.hpp"
+#if TENSOGRAM_HAS_IMPORTERS
+#include "tensogram/importers/conversion.hpp"
+#endif
 
 namespace tensogram::python {
 
@@ -52,6 +55,12 @@ void translate(std::exception_ptr p) {
   } catch (const missing_hash_error& e) {
     raise_with("MissingHashError", "MissingHash: " + std::string(e.detail()),
                {{"object_index", py::int_(e.object_index())}});
+#if TENSOGRAM_HAS_IMPORTERS
+  } catch (const importers::conversion_error& e) {
+    // spec 05 §2.6, §4.7: library failures are RuntimeError, the rest ValueError.
+    raise(e.kind() == importers::conversion_failure::library ? PyExc_RuntimeError : PyExc_ValueError,
+          e.what());
+#endif
   } catch (const framing_error& e) {
     raise(PyExc_ValueError, "FramingError: " + std::string(e.detail()));
   } catch (const metadata_error& e) {

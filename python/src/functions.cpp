@@ -70,12 +70,6 @@ bool remote_scheme(const std::string& source) {
   return false;
 }
 
-[[noreturn]] void converter_missing(const char* what) {
-  throw std::runtime_error(std::string(what) +
-                           ": this build of tensogram has no GRIB/NetCDF converters; they arrive with the "
-                           "ecCodes/netCDF-C importers (__has_grib__/__has_netcdf__ tell which are present)");
-}
-
 }  // namespace
 
 encode_inputs::encode_inputs(py::handle pairs, bool pre_encoded) {
@@ -437,15 +431,6 @@ Checks the message in ``buf`` at ``level`` quick | default | checksum | full and
       "Build information, compiled-in features and a self-test (the doctor JSON shape, core rows).");
   m.def("is_remote_url", &remote_scheme, py::arg("source"),
         "True for s3, s3a, gs, az, azure, http and https URLs (case-insensitive scheme).");
-
-  // Converters exist in every build (B.5); until the importers are built in
-  // they say so instead of failing obscurely.
-  m.def("convert_grib", [](const py::args&, const py::kwargs&) { converter_missing("convert_grib"); });
-  m.def("convert_grib_buffer",
-        [](const py::args&, const py::kwargs&) { converter_missing("convert_grib_buffer"); });
-  m.def("convert_netcdf", [](const py::args&, const py::kwargs&) { converter_missing("convert_netcdf"); });
-  m.def("to_grib", [](const py::args&, const py::kwargs&) { converter_missing("to_grib"); });
-  m.def("to_netcdf", [](const py::args&, const py::kwargs&) { converter_missing("to_netcdf"); });
 }
 
 }  // namespace tensogram::python

@@ -10,8 +10,7 @@ PYBIND11_MODULE(_tensogram, m) {
   tensogram::python::register_functions(m);
   tensogram::python::register_file(m);
   tensogram::python::register_streaming(m);
+  tensogram::python::register_converters(m);
   m.attr("WIRE_VERSION") = 3;
   m.attr("__version__") = TENSOGRAM_PYTHON_VERSION;
-  m.attr("__has_grib__") = false;
-  m.attr("__has_netcdf__") = false;
 }

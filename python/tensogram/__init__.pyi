@@ -18,7 +18,6 @@ from typing import (
     Any,
     Literal,
     NamedTuple,
-    NoReturn,
     NotRequired,
     SupportsIndex,
     TypeAlias,
@@ -355,20 +354,50 @@ def simple_packing_compute_params(
 def doctor() -> dict[str, Any]: ...
 def is_remote_url(source: str) -> bool: ...
 
-# Converters (B.5) exist in every build. This build has no GRIB/NetCDF
-# importers (__has_grib__ and __has_netcdf__ are False): each accepts any
-# arguments and raises RuntimeError. The reference's signatures are
-#   convert_grib(path, *, grouping="merge_all", preserve_all_keys=False, encoding="none", bits=None,
-#                filter="none", compression="none", compression_level=None, threads=0, hash="xxh3")
-#   convert_grib_buffer(buffer, *, <same keywords>)
-#   convert_netcdf(path, *, split_by="file", cf=False, encoding="none", bits=None, filter="none",
-#                  compression="none", compression_level=None, threads=0, hash="xxh3")
-#   to_grib(messages), to_netcdf(messages, path)
-def convert_grib(*args: Any, **kwargs: Any) -> NoReturn: ...
-def convert_grib_buffer(*args: Any, **kwargs: Any) -> NoReturn: ...
-def convert_netcdf(*args: Any, **kwargs: Any) -> NoReturn: ...
-def to_grib(*args: Any, **kwargs: Any) -> NoReturn: ...
-def to_netcdf(*args: Any, **kwargs: Any) -> NoReturn: ...
+# Converters (B.5, spec 05). In a build without the importers
+# (__has_grib__ / __has_netcdf__ False) each raises RuntimeError.
+def convert_grib(
+    path: _StrPath,
+    *,
+    grouping: Literal["merge_all", "one_to_one"] = "merge_all",
+    preserve_all_keys: bool = False,
+    encoding: str = "none",
+    bits: int | None = None,
+    filter: str = "none",
+    compression: str = "none",
+    compression_level: int | None = None,
+    threads: int = 0,
+    hash: str | None = "xxh3",
+) -> list[bytes]: ...
+def convert_grib_buffer(
+    buffer: _ReadableBuffer,
+    *,
+    grouping: Literal["merge_all", "one_to_one"] = "merge_all",
+    preserve_all_keys: bool = False,
+    encoding: str = "none",
+    bits: int | None = None,
+    filter: str = "none",
+    compression: str = "none",
+    compression_level: int | None = None,
+    threads: int = 0,
+    hash: str | None = "xxh3",
+) -> list[bytes]: ...
+def convert_netcdf(
+    path: _StrPath,
+    *,
+    split_by: Literal["file", "variable", "record"] = "file",
+    cf: bool = False,
+    nested_groups: bool = True,
+    encoding: str = "none",
+    bits: int | None = None,
+    filter: str = "none",
+    compression: str = "none",
+    compression_level: int | None = None,
+    threads: int = 0,
+    hash: str | None = "xxh3",
+) -> list[bytes]: ...
+def to_grib(messages: _ReadableBuffer | Sequence[_ReadableBuffer]) -> bytes: ...
+def to_netcdf(messages: _ReadableBuffer | Sequence[_ReadableBuffer], path: _StrPath) -> None: ...
 
 # ---- files (B.6) ----------------------------------------------------------------
 

@@ -6,6 +6,9 @@
 #include <string_view>
 
 #include <tensogram/doctor.hpp>
+#if TENSOGRAM_HAS_IMPORTERS
+#include <tensogram/importers/doctor_checks.hpp>
+#endif
 
 #include "commands.hpp"
 
@@ -28,15 +31,18 @@ void cell(std::ostream& out, std::string_view label, std::size_t width) {
 
 doctor_report cli_doctor_report() {
   doctor_report r = tensogram::run_doctor();
-  // The converters are not part of this build yet (spec 04 §A.1: their
-  // subcommands exist only in builds with GRIB/NetCDF support), so their
-  // rows say so rather than pretend.
+#if TENSOGRAM_HAS_IMPORTERS
+  importers::add_converter_rows(r);
+#else
+  // A build without the importers (TENSOGRAM_BUILD_IMPORTERS=OFF) says so
+  // rather than pretend.
   r.features.push_back(feature_status::make_off("grib", feature_kind::converter));
   r.features.push_back(feature_status::make_off("netcdf", feature_kind::converter));
   r.self_test.push_back(self_test_result::not_built_in("convert        grib    (sanity.grib2)", "grib"));
   r.self_test.push_back(
       self_test_result::not_built_in("convert        netcdf3 (sanity-classic.nc)", "netcdf"));
   r.self_test.push_back(self_test_result::not_built_in("convert        netcdf4 (sanity-hdf5.nc)", "netcdf"));
+#endif
   return r;
 }
 

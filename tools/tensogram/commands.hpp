@@ -128,6 +128,45 @@ int run_validate(const validate_args& args, std::ostream& out, std::ostream& err
 
 /// `doctor [--json]` (§A.5). Returns the exit code: 1 iff a self-test row
 /// failed (the report shows why; no `error:` line, §A.1).
+/// `convert-grib INPUTS... [-o OUT] [--split] [--all-keys] [PIPELINE]`
+/// (§A.5, spec 05 §2). Built only with the importers.
+struct convert_grib_args {
+  std::vector<std::string> inputs;
+  std::optional<std::string> output;
+  bool split = false;
+  bool all_keys = false;
+  pipeline_flags pipeline;
+};
+void run_convert_grib(const convert_grib_args& args, const encode_options& options, std::ostream& out,
+                      std::ostream& err, bool show_progress);
+
+/// `convert-netcdf INPUTS... [-o OUT] [--split-by MODE] [--cf] [PIPELINE]`
+/// (§A.5, spec 05 §4), plus `--root-group-only` (the reference's scope).
+struct convert_netcdf_args {
+  std::vector<std::string> inputs;
+  std::optional<std::string> output;
+  std::string split_by = "file";
+  bool cf = false;
+  bool root_group_only = false;
+  pipeline_flags pipeline;
+};
+void run_convert_netcdf(const convert_netcdf_args& args, const encode_options& options, std::ostream& out,
+                        std::ostream& err, bool show_progress);
+
+/// `to-grib INPUT [-o OUT]` (§A.5, spec 05 §3).
+struct to_grib_args {
+  std::string input;
+  std::optional<std::string> output;
+};
+void run_to_grib(const to_grib_args& args, std::ostream& out);
+
+/// `to-netcdf INPUT -o OUT` (§A.5, spec 05 §5).
+struct to_netcdf_args {
+  std::string input;
+  std::string output;
+};
+void run_to_netcdf(const to_netcdf_args& args, std::ostream& out);
+
 struct doctor_args {
   bool json = false;
 };

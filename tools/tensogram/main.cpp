@@ -164,6 +164,60 @@ int main(int argc, char** argv) {
       ->required()
       ->type_name("DIR");
 
+  // The GRIB/NetCDF converters (spec 04 §A.5, spec 05) in builds with the
+  // importers (ecCodes, netCDF-C), as in the reference.
+  tensogram::cli::convert_grib_args cgrib;
+  tensogram::cli::convert_netcdf_args cnc;
+  tensogram::cli::to_grib_args tgrib;
+  tensogram::cli::to_netcdf_args tnc;
+  CLI::App* cgrib_cmd = nullptr;
+  CLI::App* cnc_cmd = nullptr;
+  CLI::App* tgrib_cmd = nullptr;
+  CLI::App* tnc_cmd = nullptr;
+#if TENSOGRAM_HAS_IMPORTERS
+  cgrib_cmd = add_command(app, "convert-grib", "Convert GRIB messages to Tensogram (ecCodes)");
+  cgrib_cmd->add_option("inputs", cgrib.inputs, "GRIB files")->required()->type_name("INPUTS");
+  cgrib_cmd->add_option("-o,--output", cgrib.output, "Output file (replaced atomically); default: stdout")
+      ->type_name("OUT");
+  cgrib_cmd->add_flag("--split", cgrib.split,
+                      "One Tensogram message per GRIB message (default: one per input file, one object per "
+                      "GRIB message)");
+  cgrib_cmd->add_flag("--all-keys", cgrib.all_keys,
+                      "Also store the ecCodes namespaces (ls, geography, time, vertical, parameter, "
+                      "statistics) under base[i].grib");
+  tensogram::cli::add_pipeline_flags(*cgrib_cmd, cgrib.pipeline,
+                                     tensogram::cli::pipeline_flag_set::reference);
+
+  cnc_cmd = add_command(app, "convert-netcdf", "Convert NetCDF-3/NetCDF-4 variables to Tensogram (netCDF-C)");
+  cnc_cmd->add_option("inputs", cnc.inputs, "NetCDF files")->required()->type_name("INPUTS");
+  cnc_cmd->add_option("-o,--output", cnc.output, "Output file (replaced atomically); default: stdout")
+      ->type_name("OUT");
+  cnc_cmd
+      ->add_option("--split-by", cnc.split_by,
+                   "file (one message per file), variable (one per variable) or record (one per index of "
+                   "the first unlimited dimension)")
+      ->type_name("MODE");
+  cnc_cmd->add_flag("--cf", cnc.cf, "Lift the CF attributes (standard_name, units, ...) into base[i].cf");
+  cnc_cmd->add_flag("--root-group-only", cnc.root_group_only,
+                    "Convert only the root group, as the reference does (default: nested groups too, named "
+                    "group.sub.variable)");
+  tensogram::cli::add_pipeline_flags(*cnc_cmd, cnc.pipeline, tensogram::cli::pipeline_flag_set::reference);
+
+  tgrib_cmd = add_command(app, "to-grib", "Rebuild GRIB from a file written by convert-grib");
+  tgrib_cmd->add_option("input", tgrib.input, "Input .tgm file")->required()->type_name("INPUT");
+  tgrib_cmd
+      ->add_option("-o,--output", tgrib.output, "Output GRIB file (replaced atomically); default: stdout")
+      ->type_name("OUT");
+
+  tnc_cmd = add_command(app, "to-netcdf", "Rebuild one NetCDF-4 file from a file written by convert-netcdf");
+  tnc_cmd->add_option("input", tnc.input, "Input .tgm file")->required()->type_name("INPUT");
+  tnc_cmd
+      ->add_option("-o,--output", tnc.output,
+                   "Output NetCDF file (written to a temporary file, then renamed)")
+      ->required()
+      ->type_name("OUT");
+#endif
+
   tensogram::cli::validate_args validate;
   CLI::App* validate_cmd =
       add_command(app, "validate", "Validate message structure, metadata, integrity and fidelity");
@@ -201,8 +255,7 @@ int main(int argc, char** argv) {
   if (app.get_subcommands().empty()) {
     return usage_failure(
         "a subcommand is required (info, ls, dump, get, set, copy, merge, split, reshuffle, validate, "
-        "doctor, "
-        "convert-npy, to-npy, completion)");
+        "doctor, convert-grib, convert-netcdf, to-grib, to-netcdf, convert-npy, to-npy, completion)");
   }
   try {
     tensogram::cli::validate_global_options(globals);
@@ -227,6 +280,23 @@ int main(int argc, char** argv) {
     if (to_npy_cmd->parsed()) {
       tensogram::cli::run_to_npy(to_npy, globals.to_decode_options(), std::cout, std::cerr);
     }
+#if TENSOGRAM_HAS_IMPORTERS
+    if (cgrib_cmd->parsed()) {
+      tensogram::cli::run_convert_grib(cgrib, globals.to_encode_options(), std::cout, std::cerr,
+                                       tensogram::cli::progress_wanted(globals));
+    }
+    if (cnc_cmd->parsed()) {
+      tensogram::cli::run_convert_netcdf(cnc, globals.to_encode_options(), std::cout, std::cerr,
+                                         tensogram::cli::progress_wanted(globals));
+    }
+    if (tgrib_cmd->parsed()) tensogram::cli::run_to_grib(tgrib, std::cout);
+    if (tnc_cmd->parsed()) tensogram::cli::run_to_netcdf(tnc, std::cout);
+#else
+    (void)cgrib_cmd;
+    (void)cnc_cmd;
+    (void)tgrib_cmd;
+    (void)tnc_cmd;
+#endif
     if (validate_cmd->parsed()) {
       // The report is the output; failure is exit 1 without `error:` (§A.1).
       const int code = tensogram::cli::run_validate(validate, std::cout, std::cerr,
