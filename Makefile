@@ -16,12 +16,12 @@ SHELL := /bin/bash
 # reads in src/io/; nginx-light: the loopback HTTP server of the remote tests; libpcre2-dev:
 # metatensor schema `pattern` keywords; pybind11/python3-*: the Python module,
 # its xarray engine and its pytest suite; libeccodes-dev/libnetcdf-dev: the GRIB and
-# NetCDF importers).
+# NetCDF importers; libhwy-dev: SIMD kernels with run-time dispatch).
 # `--no-install-recommends` skips what clang only recommends, so its
 # libFuzzer/sanitizer runtimes (libclang-rt-14-dev) are listed explicitly.
 DEPS := build-essential cmake pkg-config \
         libxxhash-dev nlohmann-json3-dev libcli11-dev \
-        libzstd-dev liblz4-dev zlib1g-dev libaec-dev libzfp-dev libpcre2-dev \
+        libzstd-dev liblz4-dev zlib1g-dev libaec-dev libzfp-dev libpcre2-dev libhwy-dev \
         python3-zstandard python3-lz4 libaec-tools \
         libcurl4-openssl-dev nginx-light \
         pybind11-dev python3-dev python3-numpy python3-xarray python3-dask python3-pytest \
@@ -140,13 +140,13 @@ fuzz: deps
 
 bench: deps
 	$(CMAKE) -S . -B $(BENCH_DIR) -DCMAKE_BUILD_TYPE=Release -DTENSOGRAM_BUILD_BENCH=ON \
-	  -DTENSOGRAM_BUILD_TESTS=OFF -DTENSOGRAM_BUILD_EXAMPLES=OFF $(CMAKE_ARGS)
+	  -DTENSOGRAM_BUILD_TESTS=OFF -DTENSOGRAM_BUILD_EXAMPLES=OFF -DTENSOGRAM_BUILD_TOOLS=OFF $(CMAKE_ARGS)
 	$(CMAKE) --build $(BENCH_DIR) -j $(JOBS)
 	$(BENCH_DIR)/bench/tensogram_bench
-	$(BENCH_DIR)/bench/tensogram_codec_matrix
+	$(BENCH_DIR)/bench/tensogram_codec_matrix --json-file $(BENCH_DIR)/codec_matrix.json
+	$(BENCH_DIR)/bench/tensogram_memory_bench --json-file $(BENCH_DIR)/memory_bench.json
 	$(BENCH_DIR)/bench/tensogram_io_bench
 	$(BENCH_DIR)/bench/tensogram_metatensor_bench
-	$(BENCH_DIR)/bench/tensogram_grib_bench
 	PYTHONPATH=$(BENCH_DIR)/python "$$(sed -n 's/^Python_EXECUTABLE:[A-Z]*=//p' $(BENCH_DIR)/CMakeCache.txt)" \
 	  bench/python_bench.py
 

@@ -24,6 +24,7 @@
 
 #include "tensogram/cbor/value.hpp"
 #include "tensogram/core/buffer.hpp"
+#include "tensogram/core/memory.hpp"
 #include "tensogram/message/decode.hpp"
 #include "tensogram/message/descriptor.hpp"
 #include "tensogram/message/encode.hpp"
@@ -124,13 +125,6 @@ class encode_inputs {
 
 /// A Python bytes object with a copy of `v`.
 [[nodiscard]] py::bytes to_bytes(std::span<const std::byte> v);
-/// Asks the kernel to back a fresh, not yet touched allocation with
-/// transparent huge pages (as numpy does for its large arrays). On VMs a
-/// first touch of a 4 KiB page costs microseconds, so filling a new 128 MiB
-/// buffer page by page can cost more than the encoding itself
-/// (docs/benchmarks.md, "Fresh allocations"). A hint only: no effect on
-/// small buffers or when THP is off.
-void advise_huge_pages(void* data, std::size_t size) noexcept;
 /// Encodes into a vector whose capacity is reserved (and advised) up front,
 /// so a message about the size of its input is written into huge pages.
 [[nodiscard]] std::vector<std::byte> encode_message(const global_metadata& metadata,

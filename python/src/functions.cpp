@@ -1,8 +1,6 @@
 // Module-level functions (spec 04 B.5).
 #include <pybind11/stl.h>
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -101,14 +99,6 @@ std::vector<object_input> encode_inputs::objects() const {
   return out;
 }
 
-void advise_huge_pages(void* data, std::size_t size) noexcept {
-  constexpr std::uintptr_t huge = std::uintptr_t{2} << 20;
-  if (size < 2 * huge) return;
-  const auto begin = (reinterpret_cast<std::uintptr_t>(data) + huge - 1) & ~(huge - 1);
-  const auto end = (reinterpret_cast<std::uintptr_t>(data) + size) & ~(huge - 1);
-  if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-}
-
 py::bytes to_bytes(std::span<const std::byte> v) {
   // Allocated uninitialised, advised, then filled by one copy.
   auto out = py::reinterpret_steal<py::bytes>(
@@ -128,8 +118,7 @@ std::vector<std::byte> encode_message(const global_metadata& metadata, std::span
   // Room for the payloads plus frames, metadata, masks and a codec's
   // worst-case expansion of a few per mille; more is a normal reallocation.
   std::vector<std::byte> out;
-  out.reserve(input + input / 64 + (std::size_t{1} << 20));
-  advise_huge_pages(out.data(), out.capacity());
+  reserve_advised(out, input + input / 64 + (std::size_t{1} << 20));
   encode_into(metadata, objects, options, out);
   return out;
 }

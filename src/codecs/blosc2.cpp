@@ -3,7 +3,6 @@
 #include <lz4.h>
 #include <lz4hc.h>
 #if defined(__linux__)
-#include <sys/mman.h>
 #endif
 #include <zlib.h>
 #include <zstd.h>
@@ -21,6 +20,7 @@
 
 #include "tensogram/codecs/blosclz.hpp"
 #include "tensogram/core/error.hpp"
+#include "tensogram/core/memory.hpp"
 #include "tensogram/core/parallel.hpp"
 
 namespace tensogram::codecs {
@@ -133,23 +133,6 @@ bool all_zero(const std::byte* p, std::size_t n) noexcept {
     if (p[i] != std::byte{0}) return false;
   }
   return true;
-}
-
-// Capacity for n bytes, on transparent huge pages where Linux offers them
-// (THP in "madvise" mode, Debian's default). The first touch of fresh
-// memory dominates this codec's cost otherwise: on the VMs we measure on a
-// 4 KiB page fault costs microseconds and zero-filling a new 32 MiB vector
-// takes ~100 ms, ~8 ms on 2 MiB pages. Contents are unaffected.
-void reserve_output(std::vector<std::byte>& v, std::size_t n) {
-  v.reserve(n);
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  constexpr std::uintptr_t k_huge = std::uintptr_t{2} << 20;
-  if (v.capacity() < 4 * k_huge) return;
-  const auto begin = reinterpret_cast<std::uintptr_t>(v.data());
-  const std::uintptr_t first = (begin + k_huge - 1) & ~(k_huge - 1);
-  const std::uintptr_t last = (begin + v.capacity()) & ~(k_huge - 1);
-  if (last > first) (void)madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
-#endif
 }
 
 // Growable byte buffer that does not zero what it hands out (compressed
@@ -1097,7 +1080,7 @@ std::vector<std::byte> blosc2_compress(std::span<const std::byte> in, const blos
   const std::size_t nchunks = (in.size() + chunk_bytes - 1) / chunk_bytes;
   std::vector<std::byte> frame;
   // Room for an incompressible input; pages are only touched when written.
-  reserve_output(frame, k_header_len + in.size() + (k_chunk_header + 8) * (nchunks + 1) + k_trailer_len);
+  reserve_advised(frame, k_header_len + in.size() + (k_chunk_header + 8) * (nchunks + 1) + k_trailer_len);
   frame.resize(k_header_len);
   std::vector<std::uint64_t> index(nchunks);
   std::size_t last_blocksize = 0;
@@ -1156,7 +1139,7 @@ std::vector<std::byte> blosc2_decompress(std::span<const std::byte> frame, std::
   // The output is filled by appending pieces in order (never zero-filled
   // first): one pass over fresh memory, overlapping with decoding.
   std::vector<std::byte> out;
-  reserve_output(out, static_cast<std::size_t>(f.nbytes));
+  reserve_advised(out, static_cast<std::size_t>(f.nbytes));
   auto extent = [&](const item& it) {
     const chunk_info& c = f.chunks[it.chunk];
     const std::uint64_t from = static_cast<std::uint64_t>(it.piece) * c.piece_size();

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "tensogram/core/error.hpp"
+#include "tensogram/core/memory.hpp"
 
 namespace tensogram::codecs {
 
@@ -59,7 +60,10 @@ std::vector<std::byte> lz4_compress(std::span<const std::byte> in) {
                          " bytes exceeds the 4 GiB prefix limit");
   }
   std::vector<std::byte> out;
-  out.reserve(4 + n + n / 255 + 16);
+  // The worst case, plus headroom the buffered encoder can build a
+  // one-object message in without a second buffer (encode.cpp); capacity
+  // that is never touched costs no memory.
+  reserve_advised(out, 4 + n + n / 255 + 16 + (std::size_t{64} << 10));
   for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::byte>((n >> (8 * i)) & 0xFF));
   block_writer w(out);
   const std::byte* src = in.data();
@@ -124,7 +128,10 @@ std::vector<std::byte> lz4_compress(std::span<const std::byte> in) {
   }
 }
 
-std::vector<std::byte> lz4_decompress(std::span<const std::byte> in, std::size_t max_size) {
+namespace {
+
+// The prefixed length, checked against `max_size` before any allocation.
+std::uint32_t lz4_prefix(std::span<const std::byte> in, std::size_t max_size) {
   if (in.size() < 4) throw encoding_error("lz4 error: payload shorter than its 4-byte size prefix");
   std::uint32_t size = 0;
   for (int i = 3; i >= 0; --i)
@@ -133,20 +140,42 @@ std::vector<std::byte> lz4_decompress(std::span<const std::byte> in, std::size_t
     throw encoding_error("lz4 error: prefix claims " + std::to_string(size) +
                          " decompressed bytes, more than the " + std::to_string(max_size) + " expected");
   }
-  const std::span<const std::byte> block = in.subspan(4);
-  if (block.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()) ||
+  if (in.size() - 4 > static_cast<std::size_t>(std::numeric_limits<int>::max()) ||
       size > static_cast<std::uint32_t>(std::numeric_limits<int>::max())) {
     throw encoding_error("lz4 error: block too large for liblz4");
   }
-  std::vector<std::byte> out(size);
+  return size;
+}
+
+void lz4_block_into(std::span<const std::byte> block, std::span<std::byte> out) {
   const int got =
       LZ4_decompress_safe(reinterpret_cast<const char*>(block.data()), reinterpret_cast<char*>(out.data()),
-                          static_cast<int>(block.size()), static_cast<int>(size));
-  if (got < 0 || static_cast<std::uint32_t>(got) != size) {
+                          static_cast<int>(block.size()), static_cast<int>(out.size()));
+  if (got < 0 || static_cast<std::size_t>(got) != out.size()) {
     throw encoding_error("lz4 error: corrupt block (decoded " + std::to_string(got) + " of " +
-                         std::to_string(size) + " bytes)");
+                         std::to_string(out.size()) + " bytes)");
   }
+}
+
+}  // namespace
+
+std::vector<std::byte> lz4_decompress(std::span<const std::byte> in, std::size_t max_size) {
+  const std::uint32_t size = lz4_prefix(in, max_size);
+  std::vector<std::byte> out = make_advised_bytes(size);
+  lz4_block_into(in.subspan(4), out);
   return out;
+}
+
+void lz4_decompress_into(std::span<const std::byte> in, std::span<std::byte> out) {
+  const std::uint32_t size = lz4_prefix(in, out.size());
+  if (size != out.size()) {
+    // A corrupt block is reported before a length mismatch, as by the
+    // vector form followed by the caller's size check.
+    const std::vector<std::byte> shorter = lz4_decompress(in, out.size());
+    throw encoding_error("compression error: lz4 error: decompressed " + std::to_string(shorter.size()) +
+                         " bytes, expected " + std::to_string(out.size()));
+  }
+  lz4_block_into(in.subspan(4), out);
 }
 
 }  // namespace tensogram::codecs

@@ -12,6 +12,7 @@
 #include "tensogram/codecs/shuffle.hpp"
 #include "tensogram/codecs/zstd.hpp"
 #include "tensogram/core/error.hpp"
+#include "tensogram/core/memory.hpp"
 
 namespace tensogram::codecs {
 
@@ -119,6 +120,25 @@ std::vector<std::byte> to_vector(std::span<const std::byte> s) {
   return std::vector<std::byte>(s.begin(), s.end());
 }
 
+// Where an encode stage writes: the payload vector itself when it is the
+// last stage before `compression: none` (it becomes the payload, no copy),
+// else uninitialised scratch that the next stage reads once. Both are
+// advised for huge pages before their first touch.
+std::span<std::byte> stage_output(std::size_t size, bool last_before_compression, bool no_compression,
+                                  std::vector<std::byte>& payload, buffer& scratch) {
+  if (last_before_compression && no_compression) {
+    payload = make_advised_bytes(size);
+    return payload;
+  }
+  scratch = buffer::allocate(size);
+  return {scratch.mutable_data(), size};
+}
+
+// Largest expansion for which zstd/lz4 decode straight into memory of the
+// expected size (zstd and lz4 blocks rarely exceed ~250:1 on real data);
+// beyond it the output grows with what the payload actually produces.
+constexpr std::size_t k_direct_expansion = 256;
+
 [[noreturn]] void size_mismatch(const char* codec, std::size_t got, std::uint64_t expected) {
   throw encoding_error(std::string("compression error: ") + codec + " error: decompressed " +
                        std::to_string(got) + " bytes, expected " + std::to_string(expected));
@@ -136,8 +156,8 @@ bool is_known_compression(std::string_view name) noexcept {
   return in(k_compressions, name);
 }
 
-void resolve_simple_packing_params(data_object_descriptor& d, std::span<const std::byte> raw) {
-  if (d.encoding != "simple_packing") return;
+bool resolve_simple_packing_params(data_object_descriptor& d, std::span<const std::byte> raw) {
+  if (d.encoding != "simple_packing") return false;
   if (d.dtype != dtype::float64) {
     throw encoding_error("simple_packing only supports float64 dtype; got " +
                          std::string(dtype_name(d.dtype)));
@@ -152,7 +172,7 @@ void resolve_simple_packing_params(data_object_descriptor& d, std::span<const st
   if (has_r) {
     if (!d.params.contains("sp_decimal_scale_factor"))
       d.params.set("sp_decimal_scale_factor", cbor::value(0));
-    return;
+    return false;
   }
   std::int32_t dsf = 0;
   if (const cbor::value* v = d.params.find("sp_decimal_scale_factor")) {
@@ -162,17 +182,15 @@ void resolve_simple_packing_params(data_object_descriptor& d, std::span<const st
     throw metadata_error("simple_packing input length " + std::to_string(raw.size()) +
                          " is not a multiple of 8");
   }
-  // The original values, in the declared order (spec 03 §4.3 step 5).
-  std::vector<double> values(raw.size() / 8);
-  std::memcpy(values.data(), raw.data(), raw.size());
-  if (d.effective_byte_order() != native_byte_order()) {
-    swap_bytes_in_place(std::span<std::byte>(reinterpret_cast<std::byte*>(values.data()), raw.size()), 8);
-  }
-  const simple_packing_params p = simple_packing_compute_params(values, bits, dsf);
+  // The original values, in the declared order (spec 03 §4.3 step 5), read
+  // in place.
+  const simple_packing_params p = simple_packing_compute_params(raw, d.effective_byte_order(), bits, dsf);
   d.params.set("sp_reference_value", cbor::value(p.reference_value));
   d.params.set("sp_binary_scale_factor", cbor::value(p.binary_scale_factor));
   d.params.set("sp_decimal_scale_factor", cbor::value(p.decimal_scale_factor));
   d.params.set("sp_bits_per_value", cbor::value(p.bits_per_value));
+  // With B = 0 the computation takes the first value without scanning.
+  return bits > 0 || raw.empty();
 }
 
 pipeline pipeline::build(const data_object_descriptor& d) {
@@ -316,29 +334,47 @@ std::uint64_t pipeline::encoded_size(std::uint64_t n) const {
 pipeline::encoded pipeline::encode(std::span<const std::byte> raw, std::uint64_t n, byte_order declared,
                                    std::uint32_t threads) const {
   encoded out;
+  // Each stage reads the previous stage's bytes and writes a buffer of its
+  // own; a stage that is absent passes the span on (no copy). Buffers are
+  // advised for huge pages before their first touch (core/memory.hpp).
   // Stage 1: encoding.
   std::vector<std::byte> stage1;
+  buffer scratch1;
   std::span<const std::byte> s1 = raw;
   if (packing_) {
     if (raw.size() != checked_mul(n, 8)) {
       throw metadata_error("simple_packing input of " + std::to_string(raw.size()) + " bytes does not hold " +
                            std::to_string(n) + " float64 values");
     }
-    stage1.resize(static_cast<std::size_t>(simple_packing_size(n, packing_->bits_per_value)));
-    simple_packing_encode(raw, declared, *packing_, stage1, threads);
-    s1 = stage1;
+    const auto size = static_cast<std::size_t>(simple_packing_size(n, packing_->bits_per_value));
+    const std::span<std::byte> dst =
+        stage_output(size, !shuffle_size_, compressor_ == compressor::none, stage1, scratch1);
+    simple_packing_encode(raw, declared, *packing_, dst, threads);
+    s1 = dst;
   }
   // Stage 2: filter.
   std::vector<std::byte> stage2;
+  buffer scratch2;
   std::span<const std::byte> s2 = s1;
   if (shuffle_size_) {
-    stage2.resize(s1.size());
-    shuffle(s1, *shuffle_size_, stage2, threads);
-    s2 = stage2;
+    const std::span<std::byte> dst =
+        stage_output(s1.size(), true, compressor_ == compressor::none, stage2, scratch2);
+    shuffle(s1, *shuffle_size_, dst, threads);
+    s2 = dst;
   }
   // Stage 3: compression.
   switch (compressor_) {
-    case compressor::none: out.payload = to_vector(s2); break;
+    case compressor::none:
+      // The last stage's own buffer becomes the payload; only an identity
+      // pipeline (which callers short-cut) would copy the input here.
+      if (shuffle_size_) {
+        out.payload = std::move(stage2);
+      } else if (packing_) {
+        out.payload = std::move(stage1);
+      } else {
+        out.payload = to_vector(s2);
+      }
+      break;
     case compressor::szip: {
       szip_encoded e = szip_compress(s2, szip_);
       out.payload = std::move(e.payload);
@@ -359,8 +395,8 @@ pipeline::encoded pipeline::encode(std::span<const std::byte> raw, std::uint64_t
     case compressor::zfp: {
       // zfp reads host-order doubles (spec 03 §8.6); give it those.
       if (declared != native_byte_order()) {
-        std::vector<std::byte> host = to_vector(s2);
-        swap_bytes_in_place(host, 8);
+        std::vector<std::byte> host = make_advised_bytes(s2.size());
+        copy_swapped(s2, host, 8);
         out.payload = zfp_compress(host, zfp_);
       } else {
         out.payload = zfp_compress(s2, zfp_);
@@ -373,9 +409,8 @@ pipeline::encoded pipeline::encode(std::span<const std::byte> raw, std::uint64_t
   return out;
 }
 
-std::vector<std::byte> pipeline::decode(std::span<const std::byte> payload, std::uint64_t n,
-                                        byte_order declared, byte_order out_order,
-                                        std::uint32_t threads) const {
+buffer pipeline::decode(std::span<const std::byte> payload, std::uint64_t n, byte_order declared,
+                        byte_order out_order, std::uint32_t threads) const {
   const std::uint64_t x = encoded_size(n);
   // Size gate (spec 03 §9.1) before anything is allocated from the payload.
   if (!shuffle_size_ && compressor_ == compressor::none && payload.size() != x) {
@@ -386,19 +421,39 @@ std::vector<std::byte> pipeline::decode(std::span<const std::byte> payload, std:
   }
   if (x > (std::uint64_t{1} << 62)) throw metadata_error("element count overflows usize");
   const auto xs = static_cast<std::size_t>(x);
-  // Stage 3.
+  // Stage 3. `stage` is what the next stage reads: the payload itself when
+  // there is no compression (no copy), else the decompressor's buffer.
   std::vector<std::byte> bytes;
+  buffer direct;  // stage-3 output decoded in place, when used
+  bool direct_used = false;
+  std::span<const std::byte> stage = payload;
   byte_order stage_order = declared;
   switch (compressor_) {
-    case compressor::none: bytes = to_vector(payload); break;
+    case compressor::none: break;
     case compressor::szip: bytes = szip_decompress(payload, szip_, xs); break;
     case compressor::zstd:
-      bytes = zstd_decompress(payload, xs);
-      if (bytes.size() != xs) size_mismatch("zstd", bytes.size(), x);
+      // Straight into uninitialised memory of the expected size when the
+      // payload could plausibly expand to it; a descriptor claiming far more
+      // than the payload holds goes through the growing decoder, which
+      // allocates only what the frames produce.
+      if (xs <= payload.size() * k_direct_expansion + (std::size_t{1} << 20)) {
+        direct = buffer::allocate(xs);
+        direct_used = true;
+        zstd_decompress_into(payload, {direct.mutable_data(), xs});
+      } else {
+        bytes = zstd_decompress(payload, xs);
+        if (bytes.size() != xs) size_mismatch("zstd", bytes.size(), x);
+      }
       break;
     case compressor::lz4:
-      bytes = lz4_decompress(payload, xs);
-      if (bytes.size() != xs) size_mismatch("lz4", bytes.size(), x);
+      if (xs <= payload.size() * k_direct_expansion + (std::size_t{1} << 20)) {
+        direct = buffer::allocate(xs);
+        direct_used = true;
+        lz4_decompress_into(payload, {direct.mutable_data(), xs});
+      } else {
+        bytes = lz4_decompress(payload, xs);
+        if (bytes.size() != xs) size_mismatch("lz4", bytes.size(), x);
+      }
       break;
     case compressor::blosc2:
       bytes = blosc2_decompress(payload, xs, threads);
@@ -412,20 +467,53 @@ std::vector<std::byte> pipeline::decode(std::span<const std::byte> payload, std:
     case compressor::rle: bytes = rle_decompress(payload, xs); break;
     case compressor::roaring: bytes = roaring_decompress(payload, xs); break;
   }
-  // Stage 2.
-  if (shuffle_size_) {
-    std::vector<std::byte> un(bytes.size());
-    unshuffle(bytes, *shuffle_size_, un, threads);
-    bytes = std::move(un);
+  // Where the current stage's bytes live decides who owns the result.
+  enum class holder { payload, direct, bytes };
+  holder at = holder::payload;
+  if (direct_used) {
+    stage = direct.bytes();
+    at = holder::direct;
+  } else if (compressor_ != compressor::none) {
+    stage = bytes;
+    at = holder::bytes;
   }
-  // Stage 1.
+  // Stage 2: into uninitialised memory, read once by stage 1 or returned.
+  if (shuffle_size_) {
+    buffer un = buffer::allocate(stage.size());
+    unshuffle(stage, *shuffle_size_, {un.mutable_data(), un.size()}, threads);
+    direct = std::move(un);
+    stage = direct.bytes();
+    at = holder::direct;
+  }
+  // Stage 1: unpacked straight into the result (uninitialised, advised).
   if (packing_) {
-    std::vector<std::byte> values(static_cast<std::size_t>(checked_mul(n, 8)));
-    simple_packing_decode(bytes, n, *packing_, out_order, values, threads);
+    buffer values = buffer::allocate(static_cast<std::size_t>(checked_mul(n, 8)));
+    simple_packing_decode(stage, n, *packing_, out_order,
+                          std::span<std::byte>(values.mutable_data(), values.size()), threads);
     return values;
   }
-  swap_to(bytes, stage_order, out_order, dtype_);
-  return bytes;
+  const std::size_t unit = dtype_swap_unit(dtype_);
+  const bool swap = stage_order != out_order && unit > 1;
+  switch (at) {
+    case holder::payload: {
+      // Nothing decoded into a buffer of ours yet: one pass from the
+      // payload, swapping on the way when the orders differ.
+      buffer out = buffer::allocate(stage.size());
+      const std::span<std::byte> dst(out.mutable_data(), out.size());
+      if (swap) {
+        copy_swapped(stage, dst, unit);
+      } else if (!stage.empty()) {
+        std::memcpy(dst.data(), stage.data(), stage.size());
+      }
+      return out;
+    }
+    case holder::direct:
+      if (swap) swap_bytes_in_place({direct.mutable_data(), direct.size()}, unit);
+      return direct;
+    case holder::bytes: break;
+  }
+  if (swap) swap_bytes_in_place(bytes, unit);
+  return buffer::owned(std::move(bytes));
 }
 
 void pipeline::check_range_decode() const {
@@ -458,10 +546,10 @@ std::vector<std::byte> pipeline::decode_range(std::span<const std::byte> payload
   }
   if (compressor_ == compressor::zfp) {
     // The reference decodes the whole stream and slices (spec 03 §8.6).
-    const std::vector<std::byte> all = decode(payload, n, declared, out_order);
+    const buffer all = decode(payload, n, declared, out_order);
     const std::size_t w = packing_ ? 8 : dtype_width(dtype_);
-    return std::vector<std::byte>(all.begin() + static_cast<std::ptrdiff_t>(offset * w),
-                                  all.begin() + static_cast<std::ptrdiff_t>((offset + count) * w));
+    const std::span<const std::byte> part = all.bytes().subspan(offset * w, count * w);
+    return std::vector<std::byte>(part.begin(), part.end());
   }
   const std::uint64_t x = encoded_size(n);
   if (compressor_ == compressor::none && payload.size() != x) {

@@ -3,11 +3,14 @@
 #include <libaec.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstring>
 #include <string>
 
+#include "tensogram/core/byte_order.hpp"
 #include "tensogram/core/error.hpp"
+#include "tensogram/core/memory.hpp"
 
 namespace tensogram::codecs {
 
@@ -50,12 +53,56 @@ aec_stream make_stream(const szip_params& p) {
   return s;
 }
 
+// Bit index, counted from the most significant bit, of the (i+1)-th one bit
+// of every byte value: the last step of select_msb.
+constexpr std::array<std::array<std::uint8_t, 8>, 256> k_byte_select = [] {
+  std::array<std::array<std::uint8_t, 8>, 256> t{};
+  for (unsigned v = 0; v < 256; ++v) {
+    unsigned found = 0;
+    for (unsigned bit = 0; bit < 8; ++bit) {
+      if ((v & (0x80U >> bit)) != 0) t[v][found++] = static_cast<std::uint8_t>(bit);
+    }
+  }
+  return t;
+}();
+
+constexpr std::uint64_t k_byte_ones = 0x0101010101010101ULL;
+
+// The number of one bits of every byte of `w`, in that byte (SWAR: the
+// library is built for baseline x86-64, where std::popcount is a libgcc call).
+[[nodiscard]] constexpr std::uint64_t byte_popcounts(std::uint64_t w) noexcept {
+  std::uint64_t c = w - ((w >> 1) & 0x5555555555555555ULL);
+  c = (c & 0x3333333333333333ULL) + ((c >> 2) & 0x3333333333333333ULL);
+  return (c + (c >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+}
+
+// Position (0 = most significant bit) of the n-th one bit of `w`, for
+// 1 <= n <= popcount(w), given counts = byte_popcounts(w). Broadword select:
+// prefix sums of the byte counts in stream order by one multiplication, the
+// first byte whose prefix reaches n, then a table lookup inside that byte.
+// No data-dependent loop, so skipping a block's fundamental sequences costs
+// the same for any k.
+[[nodiscard]] unsigned select_msb(std::uint64_t w, std::uint64_t counts, unsigned n) noexcept {
+  // Byte j of `prefix` (from the least significant) counts the ones of the
+  // first j + 1 stream bytes; every count is <= 64, so the subtraction below
+  // never borrows across bytes.
+  const std::uint64_t prefix = __builtin_bswap64(counts) * k_byte_ones;
+  const std::uint64_t reached = ((prefix | (0x80 * k_byte_ones)) - n * k_byte_ones) & (0x80 * k_byte_ones);
+  const auto j = static_cast<unsigned>(std::countr_zero(reached)) / 8;
+  const auto before = static_cast<unsigned>(((prefix << 8) >> (8 * j)) & 0xFF);
+  const auto byte = static_cast<unsigned>((w >> (56 - 8 * j)) & 0xFF);
+  return 8 * j + k_byte_select[byte][n - before - 1];
+}
+
 // MSB-first bit reader over a coded stream; every read is bounds-checked so
 // hostile payloads end in an error.
 class bit_reader {
  public:
   bit_reader(std::span<const std::byte> b, std::uint64_t bit) noexcept
-      : b_(b), pos_(bit), limit_(8 * static_cast<std::uint64_t>(b.size())) {}
+      : data_(reinterpret_cast<const unsigned char*>(b.data())),
+        size_(b.size()),
+        pos_(bit),
+        limit_(8 * static_cast<std::uint64_t>(b.size())) {}
   [[nodiscard]] std::uint64_t position() const noexcept { return pos_; }
   std::uint32_t bits(unsigned n) {
     if (n == 0) return 0;
@@ -87,6 +134,34 @@ class bit_reader {
       count += 64;
     }
   }
+  // Skips `n` fundamental sequences without decoding them: each one ends
+  // with a one bit, so this moves past the n-th one bit, counting whole
+  // 64-bit windows with popcount. Same positions and errors as `n` calls of
+  // fs().
+  void skip_fs(std::uint32_t n) {
+    std::uint64_t run = 0;  // zeros since the last one bit, across windows
+    while (n != 0) {
+      if (pos_ >= limit_) fail("stream ends inside a fundamental sequence");
+      const std::uint64_t w = window();  // zero past the end of the stream
+      if (w == 0) {
+        run += 64;
+        pos_ += 64;
+        continue;
+      }
+      if (run + static_cast<std::uint64_t>(std::countl_zero(w)) > 0xFFFFFFFFULL) {
+        fail("fundamental sequence too long");
+      }
+      const std::uint64_t counts = byte_popcounts(w);
+      const auto ones = static_cast<std::uint32_t>((counts * k_byte_ones) >> 56);
+      if (ones >= n) {
+        pos_ += select_msb(w, counts, n) + 1;
+        return;
+      }
+      n -= ones;
+      run = static_cast<std::uint64_t>(std::countr_zero(w));
+      pos_ += 64;
+    }
+  }
 
  private:
   // The 64 stream bits from `pos_` (MSB-first), zero past the end.
@@ -95,20 +170,19 @@ class bit_reader {
     const auto shift = static_cast<unsigned>(pos_ % 8);
     std::uint64_t x = 0;
     unsigned next = 0;
-    if (byte + 9 <= b_.size()) {
-      std::memcpy(&x, b_.data() + byte, 8);
+    if (byte + 9 <= size_) {
+      std::memcpy(&x, data_ + byte, 8);
       if constexpr (std::endian::native == std::endian::little) x = __builtin_bswap64(x);
-      next = static_cast<unsigned>(b_[byte + 8]);
+      next = data_[byte + 8];
     } else {
-      for (std::size_t k = 0; k < 8; ++k) {
-        x = (x << 8) | (byte + k < b_.size() ? static_cast<unsigned>(b_[byte + k]) : 0U);
-      }
-      next = byte + 8 < b_.size() ? static_cast<unsigned>(b_[byte + 8]) : 0U;
+      for (std::size_t k = 0; k < 8; ++k) x = (x << 8) | (byte + k < size_ ? data_[byte + k] : 0U);
+      next = byte + 8 < size_ ? data_[byte + 8] : 0U;
     }
     return shift == 0 ? x : (x << shift) | (next >> (8 - shift));
   }
 
-  std::span<const std::byte> b_;
+  const unsigned char* data_;
+  std::size_t size_;
   std::uint64_t pos_;
   std::uint64_t limit_;
 };
@@ -135,7 +209,7 @@ void walk_rsi(bit_reader& r, const szip_params& p, std::uint32_t blocks) {
       const bool second_extension = r.bits(1) == 1;
       if (ref != 0) r.skip(p.bits_per_sample);
       if (second_extension) {
-        for (std::uint32_t i = 0; i < bs / 2; ++i) r.fs();
+        r.skip_fs(bs / 2);
         ++b;
         continue;
       }
@@ -153,10 +227,31 @@ void walk_rsi(bit_reader& r, const szip_params& p, std::uint32_t blocks) {
     } else {
       const std::uint32_t k = id - 1;
       if (ref != 0) r.skip(p.bits_per_sample);
-      for (std::uint32_t i = 0; i < bs - ref; ++i) r.fs();
+      r.skip_fs(bs - ref);
       r.skip(static_cast<std::uint64_t>(k) * (bs - ref));
       ++b;
     }
+  }
+}
+
+// dst[k] = the 8 stream bits from bit 8k + sh of `src` (bits past its end
+// read as 0): the byte-aligned copy of §7.5, a 64-bit word at a time.
+void copy_from_bit(std::span<const std::byte> src, unsigned sh, std::span<std::byte> dst) noexcept {
+  const std::size_t n = dst.size();
+  if (sh == 0) {
+    std::memcpy(dst.data(), src.data(), n);
+    return;
+  }
+  std::size_t k = 0;
+  for (; k + 9 <= src.size() && k + 8 <= n; k += 8) {
+    const std::uint64_t x = load_be64(src.data() + k);
+    const auto next = static_cast<unsigned>(src[k + 8]);
+    store_be64(dst.data() + k, (x << sh) | (next >> (8 - sh)));
+  }
+  for (; k < n; ++k) {
+    const unsigned hi = static_cast<unsigned>(src[k]) << sh;
+    const unsigned lo = k + 1 < src.size() ? static_cast<unsigned>(src[k + 1]) >> (8 - sh) : 0;
+    dst[k] = static_cast<std::byte>((hi | lo) & 0xFF);
   }
 }
 
@@ -194,8 +289,10 @@ szip_encoded szip_compress(std::span<const std::byte> in, const szip_params& p) 
     fail("data length " + std::to_string(in.size()) + " is not a multiple of sample byte width " +
          std::to_string(s));
   }
-  // Capacity as the reference sizes it (§7.3).
-  out.payload.resize(in.size() + in.size() / 4 + 256);
+  // Capacity as the reference sizes it (§7.3), advised for huge pages before
+  // the zero fill: on 4 KiB pages the first touch of this buffer cost more
+  // than the offset walk.
+  out.payload = make_advised_bytes(in.size() + in.size() / 4 + 256);
   aec_stream strm = make_stream(p);
   strm.next_in = reinterpret_cast<const unsigned char*>(in.data());
   strm.avail_in = in.size();
@@ -239,7 +336,7 @@ std::vector<std::byte> szip_decompress(std::span<const std::byte> payload, const
     return {};
   }
   if (payload.empty()) fail("empty payload for " + std::to_string(expected) + " decoded bytes");
-  std::vector<std::byte> out(expected);
+  std::vector<std::byte> out = make_advised_bytes(expected);
   aec_stream strm = make_stream(p);
   strm.next_in = reinterpret_cast<const unsigned char*>(payload.data());
   strm.avail_in = payload.size();
@@ -278,31 +375,50 @@ std::vector<std::byte> szip_decompress_range(std::span<const std::byte> payload,
   const std::uint64_t samples = total_bytes / s;
   const std::uint64_t start_bit =
       szip_rsi_offsets(payload, p, samples, static_cast<std::size_t>(j) + 1).back();
-  // Copy the stream from that bit into a byte-aligned buffer (§7.5).
-  const std::size_t b = static_cast<std::size_t>(start_bit / 8);
-  const unsigned sh = static_cast<unsigned>(start_bit % 8);
-  std::vector<std::byte> aligned(payload.size() - b);
-  for (std::size_t k = 0; k < aligned.size(); ++k) {
-    const unsigned hi = static_cast<unsigned>(payload[b + k]) << sh;
-    const unsigned lo =
-        b + k + 1 < payload.size() ? static_cast<unsigned>(payload[b + k + 1]) >> (8 - sh) : 0;
-    aligned[k] = static_cast<std::byte>((sh == 0 ? static_cast<unsigned>(payload[b + k]) : (hi | lo)) & 0xFF);
-  }
+  // Decode from a byte-aligned copy of the stream from that bit (§7.5). A
+  // libaec-written CDS is never longer than the uncompressed option, so the
+  // bits of the blocks up to the end of the range are bounded; copy only
+  // those (plus slack) instead of the whole rest of the stream. Should that
+  // prefix not be enough (a stream not written by libaec), decode again from
+  // the full rest, which is exactly what the unbounded copy gave.
+  const auto b = static_cast<std::size_t>(start_bit / 8);
+  const auto sh = static_cast<unsigned>(start_bit % 8);
   const std::uint64_t skip = byte_pos - j * rsi_bytes;
   const auto need = static_cast<std::size_t>(skip + byte_size);
-  std::vector<std::byte> out(need);
-  aec_stream strm = make_stream(p);
-  strm.next_in = reinterpret_cast<const unsigned char*>(aligned.data());
-  strm.avail_in = aligned.size();
-  strm.next_out = reinterpret_cast<unsigned char*>(out.data());
-  strm.avail_out = out.size();
-  {
-    aec_session session(strm, false);
-    const int rc = aec_decode(&strm, AEC_FLUSH);
-    if (rc != AEC_OK) fail("aec_decode failed with code " + std::to_string(rc));
+  const std::uint64_t blocks = (need / s + 1) / p.block_size + 2;
+  const std::uint64_t block_bits =
+      id_length(p) + 1 + static_cast<std::uint64_t>(p.block_size + 1) * p.bits_per_sample;
+  const std::size_t rest = payload.size() - b;
+  std::size_t avail = rest;
+  if (blocks <= (std::uint64_t{1} << 40) / block_bits) {
+    avail = static_cast<std::size_t>(std::min<std::uint64_t>(rest, blocks * block_bits / 8 + 64));
   }
-  if (strm.avail_out != 0) fail("stream ended before the requested range");
-  return std::vector<std::byte>(out.begin() + static_cast<std::ptrdiff_t>(skip), out.end());
+  std::vector<std::byte> out = make_advised_bytes(need);
+  std::vector<std::byte> aligned;
+  for (;;) {
+    aligned = make_advised_bytes(avail);
+    copy_from_bit(payload.subspan(b), sh, aligned);
+    aec_stream strm = make_stream(p);
+    strm.next_in = reinterpret_cast<const unsigned char*>(aligned.data());
+    strm.avail_in = aligned.size();
+    strm.next_out = reinterpret_cast<unsigned char*>(out.data());
+    strm.avail_out = out.size();
+    int rc = AEC_OK;
+    {
+      aec_session session(strm, false);
+      rc = aec_decode(&strm, AEC_FLUSH);
+    }
+    if (rc == AEC_OK && strm.avail_out == 0) break;
+    if (avail < rest) {
+      avail = rest;
+      continue;
+    }
+    if (rc != AEC_OK) fail("aec_decode failed with code " + std::to_string(rc));
+    fail("stream ended before the requested range");
+  }
+  // Drop the decoded head of the RSI in place (no second buffer).
+  out.erase(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(skip));
+  return out;
 }
 
 }  // namespace tensogram::codecs

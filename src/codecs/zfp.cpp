@@ -7,6 +7,7 @@
 #include <string>
 
 #include "tensogram/core/error.hpp"
+#include "tensogram/core/memory.hpp"
 
 namespace tensogram::codecs {
 
@@ -68,7 +69,7 @@ std::vector<std::byte> zfp_compress(std::span<const std::byte> in, const zfp_par
   if (!field || !zs) throw std::bad_alloc();
   configure(zs.get(), p);
   const std::size_t cap = zfp_stream_maximum_size(zs.get(), field.get());
-  std::vector<std::byte> out(cap + 8);
+  std::vector<std::byte> out = make_advised_bytes(cap + 8);
   std::unique_ptr<bitstream, bitstream_deleter> bs(stream_open(out.data(), out.size()));
   if (!bs) throw std::bad_alloc();
   zfp_stream_set_bit_stream(zs.get(), bs.get());
@@ -98,9 +99,9 @@ std::vector<std::byte> zfp_decompress(std::span<const std::byte> payload, std::u
          std::to_string(cap) + " for " + std::to_string(n) + " values");
   }
   // Decode from a zero-padded copy so a short payload cannot be over-read.
-  std::vector<std::byte> padded(cap + 16, std::byte{0});
+  std::vector<std::byte> padded = make_advised_bytes(cap + 16);
   std::memcpy(padded.data(), payload.data(), payload.size());
-  std::vector<std::byte> out(static_cast<std::size_t>(n) * 8);
+  std::vector<std::byte> out = make_advised_bytes(static_cast<std::size_t>(n) * 8);
   std::unique_ptr<zfp_field, field_deleter> field(
       zfp_field_1d(out.data(), zfp_type_double, static_cast<std::size_t>(n)));
   std::unique_ptr<zfp_stream, stream_deleter> zs(zfp_stream_open(nullptr));

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "tensogram/core/error.hpp"
+#include "tensogram/core/memory.hpp"
 
 namespace tensogram {
 
@@ -66,6 +67,7 @@ buffer buffer::owned(std::vector<std::byte> bytes) {
 
 buffer buffer::allocate(std::size_t size) {
   std::shared_ptr<std::byte[]> holder = std::make_shared_for_overwrite<std::byte[]>(size);
+  advise_huge_pages(holder.get(), size);  // before the caller's first touch
   buffer b;
   b.bytes_ = std::span<const std::byte>(holder.get(), size);
   b.keep_alive_ = std::move(holder);

@@ -378,9 +378,9 @@ decoded_object decode_sliced_impl(const buffer& msg, sliced_object s, const deco
     // The threads budget splits simple_packing and shuffle; results never
     // depend on it (spec 02 §14).
     const std::uint32_t threads = s.payload.size() >= 65536 ? options.threads : 0;
-    std::vector<std::byte> decoded = pl.decode(s.payload, n, stored, wanted, threads);
-    if (restore) restore_non_finite(s, decoded, wanted);
-    return decoded_object(std::move(s.descriptor), buffer::owned(std::move(decoded)), wanted, s.hash, false);
+    buffer decoded = pl.decode(s.payload, n, stored, wanted, threads);
+    if (restore) restore_non_finite(s, std::span<std::byte>(decoded.mutable_data(), decoded.size()), wanted);
+    return decoded_object(std::move(s.descriptor), std::move(decoded), wanted, s.hash, false);
   }
   const auto expected = raw_byte_size(d.dtype, n);
   if (!expected) throw metadata_error("element count overflows usize");

@@ -13,6 +13,7 @@
 #include "tensogram/core/byte_order.hpp"
 #include "tensogram/core/error.hpp"
 #include "tensogram/core/hex.hpp"
+#include "tensogram/core/memory.hpp"
 #include "tensogram/core/parallel.hpp"
 #include "tensogram/format/aggregate_frames.hpp"
 #include "tensogram/format/frame.hpp"
@@ -88,7 +89,9 @@ std::uint64_t copy_frame_body(std::byte* payload_dst, const prepared_object& obj
     const std::size_t n = std::min(block, p - off);
     const std::span<const std::byte> chunk(payload_dst + off, n);
     if (!scan) {
-      std::memcpy(payload_dst + off, obj.payload.data() + off, n);
+      // Already in place when the message was built in the payload's own
+      // buffer (encode_message): hash only.
+      if (payload_dst != obj.payload.data()) std::memcpy(payload_dst + off, obj.payload.data() + off, n);
     } else if (copy_and_screen_non_finite(t, order, obj.payload.subspan(off, n), payload_dst + off)) {
       // Rare: the screen saw an all-ones exponent; locate the exact element.
       if (auto hit = find_non_finite(t, order, chunk, obj.scan_nan, obj.scan_inf, off / width)) {
@@ -202,7 +205,10 @@ prepared_object prepare_raw(const object_input& in, const encode_options& option
   if (is_float && (options.allow_nan || options.allow_inf)) {
     sub = substitute_non_finite(d.dtype, *d.byte_order, in.data, options.allow_nan, options.allow_inf);
   }
-  codecs::resolve_simple_packing_params(d, in.data);
+  // Computing simple_packing parameters scans every value and rejects
+  // NaN/Inf (spec 03 §4.4); the strict scan below is then redundant.
+  const bool params_computed = codecs::resolve_simple_packing_params(d, in.data);
+  const bool proven_finite = params_computed && !sub;
   const codecs::pipeline pl = codecs::pipeline::build(d);
   pl.check_encodable();
   const std::uint64_t n = d.element_count();
@@ -214,14 +220,14 @@ prepared_object prepare_raw(const object_input& in, const encode_options& option
     obj.scan_inf = is_float && !options.allow_inf;
     return obj;
   }
-  if (is_float && !sub) {
+  if (is_float && !sub && !proven_finite) {
     if (auto hit = find_non_finite(d.dtype, *d.byte_order, in.data, !options.allow_nan, !options.allow_inf)) {
       throw encoding_error(strict_non_finite_message(d.dtype, *hit));
     }
   }
   const std::span<const std::byte> data = sub ? std::span<const std::byte>(sub->data) : in.data;
   if (pl.is_identity()) {
-    obj.owned.assign(data.begin(), data.end());
+    obj.owned = std::move(sub->data);  // identity with substitution: sub is set
   } else {
     codecs::pipeline::encoded e = pl.encode(data, n, *d.byte_order, intra);
     obj.owned = std::move(e.payload);
@@ -459,7 +465,26 @@ void encode_message(const global_metadata& metadata, std::span<const object_inpu
       footer_hash ? align8(footer_hash_at + format::min_frame_size + hash_body_size) : end_of_data;
   const std::size_t total = post_at + format::postamble_size;
 
-  out.resize(total);
+  // One object whose payload the pipeline produced, in a vector with room
+  // for the whole message (zstd's and blosc2's compress bounds leave it): the
+  // message is built in that vector, the payload moved up into its place,
+  // instead of in a second buffer the payload is copied into. Peak memory is
+  // then input + message rather than input + payload + message. Every byte of
+  // [0, total) is written below (as for a reused `encode_into` vector).
+  prepared_object* const single = prepared.size() == 1 ? &prepared.front() : nullptr;
+  if (single != nullptr && out.capacity() < total && !single->owned.empty() &&
+      single->payload.data() == single->owned.data() && single->owned.capacity() >= total) {
+    std::vector<std::byte> body = std::move(single->owned);
+    const std::size_t payload_at = offsets.front() + format::frame_header_size;
+    const std::size_t payload_size = single->payload.size();
+    body.resize(total);  // within capacity: no reallocation
+    std::memmove(body.data() + payload_at, body.data(), payload_size);
+    single->payload = std::span<const std::byte>(body.data() + payload_at, payload_size);
+    out.swap(body);
+  } else {
+    reserve_advised(out, total);
+    out.resize(total);
+  }
   std::uint16_t flags = format::message_flags::header_metadata;
   if (any) flags |= format::message_flags::header_index;
   if (header_hash) flags |= format::message_flags::header_hashes;

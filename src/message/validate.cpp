@@ -1061,7 +1061,7 @@ bool check_integrity(walk_result& w, issue_list& out, issue_list& fidelity, bool
                 "cannot build pipeline config: " + std::string(e.what()));
       continue;
     }
-    std::vector<std::byte> decoded;
+    buffer decoded;
     try {
       const byte_order order = d.effective_byte_order();
       decoded = pl->decode(o.payload, *n, order, order);
@@ -1070,7 +1070,7 @@ bool check_integrity(walk_result& w, issue_list& out, issue_list& fidelity, bool
                 "decode pipeline failed: " + std::string(e.what()));
       continue;
     }
-    if (run_fidelity) check_fidelity(o, i, decoded, fidelity);
+    if (run_fidelity) check_fidelity(o, i, decoded.bytes(), fidelity);
   }
   return any_verified && all_verified;
 }

@@ -44,6 +44,11 @@ inline bytes f64_bytes(const std::vector<double>& v, tg::byte_order order) {
 }
 
 /// float64 values from bytes in `order`.
+/// The bytes of a buffer as a vector, for EXPECT_EQ against expected bytes.
+inline bytes to_bytes(const tg::buffer& b) {
+  return bytes(b.bytes().begin(), b.bytes().end());
+}
+
 inline std::vector<double> f64_values(std::span<const std::byte> b, tg::byte_order order) {
   std::vector<double> out;
   for (std::size_t i = 0; i + 8 <= b.size(); i += 8) {

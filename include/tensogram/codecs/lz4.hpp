@@ -18,4 +18,8 @@ namespace tensogram::codecs {
 /// `max_size` bounds the prefix before anything is allocated.
 [[nodiscard]] std::vector<std::byte> lz4_decompress(std::span<const std::byte> in, std::size_t max_size);
 
+/// The same into `out`, whose size is the exact expected length: a prefix
+/// or block that decodes to any other length is an `encoding_error`.
+void lz4_decompress_into(std::span<const std::byte> in, std::span<std::byte> out);
+
 }  // namespace tensogram::codecs

@@ -19,6 +19,7 @@
 #include "tensogram/codecs/simple_packing.hpp"
 #include "tensogram/codecs/szip.hpp"
 #include "tensogram/codecs/zfp.hpp"
+#include "tensogram/core/buffer.hpp"
 #include "tensogram/message/descriptor.hpp"
 
 namespace tensogram::codecs {
@@ -33,7 +34,10 @@ namespace tensogram::codecs {
 /// four keys from `raw` (float64 in the declared order) and writes them into
 /// `d.params`; with both, inserts `sp_decimal_scale_factor = 0` if absent;
 /// with only one, throws `metadata_error`. No-op for other encodings.
-void resolve_simple_packing_params(data_object_descriptor& d, std::span<const std::byte> raw);
+/// Returns true when it computed the parameters, which also proves every
+/// value finite (the computation rejects NaN/±Inf), so callers can skip a
+/// separate non-finite scan.
+bool resolve_simple_packing_params(data_object_descriptor& d, std::span<const std::byte> raw);
 
 class pipeline {
  public:
@@ -73,10 +77,11 @@ class pipeline {
                                std::uint32_t threads = 0) const;
 
   /// Decodes a payload to N elements in `out_order` (float64 for
-  /// simple_packing). Sizes are checked against the descriptor.
-  [[nodiscard]] std::vector<std::byte> decode(std::span<const std::byte> payload, std::uint64_t n,
-                                              byte_order declared, byte_order out_order,
-                                              std::uint32_t threads = 0) const;
+  /// simple_packing). Sizes are checked against the descriptor. The result
+  /// owns its bytes (buffers the last stage wrote into; never zero-filled
+  /// first).
+  [[nodiscard]] buffer decode(std::span<const std::byte> payload, std::uint64_t n, byte_order declared,
+                              byte_order out_order, std::uint32_t threads = 0) const;
 
   /// Elements `[offset, offset + count)` only (spec 03 §10). Throws
   /// `encoding_error` for filters, bitmask and codecs without range support,

@@ -29,6 +29,13 @@ struct simple_packing_params {
                                                                   std::uint32_t bits_per_value,
                                                                   std::int32_t decimal_scale_factor = 0);
 
+/// The same from float64 values stored as bytes in `order` (8 per value),
+/// read in place: no copy of the input. Same results and errors.
+[[nodiscard]] simple_packing_params simple_packing_compute_params(std::span<const std::byte> raw,
+                                                                  byte_order order,
+                                                                  std::uint32_t bits_per_value,
+                                                                  std::int32_t decimal_scale_factor = 0);
+
 namespace codecs {
 
 /// Packed size of `n` values: ceil(n·B/8) bytes (0 when B is 0).

@@ -22,4 +22,9 @@ inline constexpr int zstd_default_level = 3;
 /// `encoding_error`, as are corrupt or truncated frames.
 [[nodiscard]] std::vector<std::byte> zstd_decompress(std::span<const std::byte> in, std::size_t max_size);
 
+/// The same into `out`, whose size is the exact expected length (the caller
+/// allocated it, uninitialised): producing fewer or more bytes is an
+/// `encoding_error`, as are corrupt or truncated frames.
+void zstd_decompress_into(std::span<const std::byte> in, std::span<std::byte> out);
+
 }  // namespace tensogram::codecs

@@ -1,0 +1,33 @@
+// Large output buffers without the first-touch tax.
+//
+// A fresh multi-megabyte buffer is paid for page by page on its first
+// touch; in the VMs we measure on a 4 KiB page fault costs microseconds, so
+// zero-filling a new 128 MiB vector takes ~0.36 s against ~10 ms on 2 MiB
+// transparent huge pages (docs/benchmarks.md, "Fresh allocations"). Linux's
+// default THP mode is "madvise": a mapping gets huge pages only when asked.
+// These helpers ask, before the first touch, for every buffer a codec or
+// the encoder is about to fill. Contents and sizes are unaffected.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+namespace tensogram {
+
+/// Buffers smaller than this are left alone (the advice is a system call).
+inline constexpr std::size_t huge_page_advice_threshold = std::size_t{4} << 20;
+
+/// Advises transparent huge pages for the 2 MiB-aligned interior of
+/// [data, data + size) when size >= huge_page_advice_threshold. A no-op on
+/// other systems and where THP is disabled; never fails.
+void advise_huge_pages(void* data, std::size_t size) noexcept;
+
+/// Reserves capacity for `size` bytes in `v` and advises huge pages for it,
+/// so that the resize/insert that follows touches huge pages.
+void reserve_advised(std::vector<std::byte>& v, std::size_t size);
+
+/// A vector of `size` zero bytes whose storage was advised before the zero
+/// fill (the fill then runs at memset speed).
+[[nodiscard]] std::vector<std::byte> make_advised_bytes(std::size_t size);
+
+}  // namespace tensogram
