@@ -45,6 +45,7 @@
 #include <tensogram/codecs/simple_packing.hpp>
 #include <tensogram/codecs/szip.hpp>
 #include <tensogram/format/hash.hpp>
+#include <thread>
 #include <vector>
 
 #include "bench_util.hpp"
@@ -562,6 +563,11 @@ int main(int argc, char** argv) {
       std::string name;
       row t[3];  // threads 0, 1, 2
     };
+    struct scaling_peer {
+      std::string name;
+      best_time t1;  // one thread
+      best_time t2;  // two threads
+    };
     std::vector<scaling> scalings;
     for (const pipeline& c : {plain("blosc2"), sp(24, "none"), plain("zstd"), sp(24, "szip")}) {
       progress(cfg, c.name + " threads 1, 2");
@@ -571,6 +577,54 @@ int main(int argc, char** argv) {
       s.t[1] = measure_ours(c, field, 1, false, cfg);
       s.t[2] = measure_ours(c, field, 2, false, cfg);
       scalings.push_back(s);
+    }
+    // What the machine and libzstd themselves gain from a second thread on
+    // the same bytes: the ceiling the ratios above are measured against.
+    progress(cfg, "thread scaling peers");
+    std::vector<scaling_peer> scaling_peers;
+    {
+      std::vector<std::byte> dst = faulted(raw.size());
+      const auto split_copy = [&](unsigned threads, std::byte* out) {
+        std::vector<std::thread> pool;
+        const std::size_t part = raw.size() / threads;
+        for (unsigned t = 0; t < threads; ++t) {
+          const std::size_t from = t * part;
+          const std::size_t len = t + 1 == threads ? raw.size() - from : part;
+          pool.emplace_back([&, from, len] { std::memcpy(out + from, raw.data() + from, len); });
+        }
+        for (std::thread& th : pool) th.join();
+      };
+      scaling_peer pre{"memcpy (pre-faulted dst)", {}, {}};
+      scaling_peer fr{"memcpy (fresh THP dst)", {}, {}};
+      std::optional<tb::mapped_buffer> fresh;
+      for (unsigned t : {1U, 2U}) {
+        best_time& a = t == 1 ? pre.t1 : pre.t2;
+        a = measure_best(std::max(cfg.reps, 5), cfg.budget, [&] { split_copy(t, dst.data()); });
+        best_time& b = t == 1 ? fr.t1 : fr.t2;
+        b = measure_best(
+            std::max(cfg.reps, 5), cfg.budget, [&] { fresh.reset(); },
+            [&] {
+              fresh.emplace(raw.size());
+              split_copy(t, fresh->data());
+            });
+      }
+      scaling_peers.push_back(pre);
+      scaling_peers.push_back(fr);
+      // libzstd's multithreaded compressor (what `threads` >= 1 selects,
+      // spec 03 §13) with 1 and 2 workers.
+      std::vector<std::byte> cbuf = faulted(ZSTD_compressBound(raw.size()));
+      scaling_peer z{"libzstd level 3, nbWorkers 1 / 2", {}, {}};
+      std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> cctx(ZSTD_createCCtx(), &ZSTD_freeCCtx);
+      for (int workers : {1, 2}) {
+        ZSTD_CCtx_reset(cctx.get(), ZSTD_reset_session_and_parameters);
+        ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_compressionLevel, 3);
+        ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_nbWorkers, workers);
+        (workers == 1 ? z.t1 : z.t2) = measure_best(cfg.reps, cfg.budget, [&] {
+          const std::size_t r = ZSTD_compress2(cctx.get(), cbuf.data(), cbuf.size(), raw.data(), raw.size());
+          if (ZSTD_isError(r)) throw std::runtime_error("ZSTD_compress2 failed");
+        });
+      }
+      scaling_peers.push_back(z);
     }
 
     // ---- ecCodes ----
@@ -724,6 +778,13 @@ int main(int argc, char** argv) {
         for (const row& r : s.t) e["rows"].push_back(to_json(r, raw_bytes));
         out["thread_scaling"].push_back(e);
       }
+      out["thread_scaling_peers"] = nlohmann::json::array();
+      for (const scaling_peer& p : scaling_peers) {
+        out["thread_scaling_peers"].push_back({{"name", p.name},
+                                               {"one_thread", to_json(p.t1, raw_bytes)},
+                                               {"two_threads", to_json(p.t2, raw_bytes)},
+                                               {"speedup", p.t1.seconds / p.t2.seconds}});
+      }
       out["eccodes"] = {{"version", eccodes_version},
                         {"values", gg.ni * gg.nj},
                         {"grid", {{"Ni", gg.ni}, {"Nj", gg.nj}}},
@@ -870,6 +931,11 @@ int main(int argc, char** argv) {
                   mbps(raw_bytes, s.t[2].encode), s.t[1].encode.seconds / s.t[2].encode.seconds,
                   mbps(raw_bytes, s.t[0].decode), mbps(raw_bytes, s.t[1].decode),
                   mbps(raw_bytes, s.t[2].decode), s.t[1].decode.seconds / s.t[2].decode.seconds);
+    }
+    std::printf("  peers on the same bytes (the machine's and libzstd's own gain from a second thread):\n");
+    for (const scaling_peer& p : scaling_peers) {
+      std::printf("  %-34s 1 thread %7.0f MB/s, 2 threads %7.0f MB/s, 2/1 %5.2f\n", p.name.c_str(),
+                  mbps(raw_bytes, p.t1), mbps(raw_bytes, p.t2), p.t1.seconds / p.t2.seconds);
     }
 
     std::printf("\ngoals:\n");

@@ -16,9 +16,11 @@
 #include <exception>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "tensogram/codecs/blosclz.hpp"
+#include "tensogram/codecs/shuffle.hpp"
 #include "tensogram/core/error.hpp"
 #include "tensogram/core/memory.hpp"
 #include "tensogram/core/parallel.hpp"
@@ -164,42 +166,20 @@ class raw_buffer {
 // Filters (spec 03 §8.4.3): byte shuffle and bit shuffle over a block.
 
 // Byte shuffle: byte j of element e goes to j·m + e (m = n / ts elements);
-// the n mod ts trailing bytes are copied unchanged.
-template <std::size_t TS>
-void shuffle_fixed(const std::byte* in, std::byte* out, std::size_t m) noexcept {
-  for (std::size_t e = 0; e < m; ++e) {
-    for (std::size_t j = 0; j < TS; ++j) out[j * m + e] = in[e * TS + j];
-  }
-}
-template <std::size_t TS>
-void unshuffle_fixed(const std::byte* in, std::byte* out, std::size_t m) noexcept {
-  for (std::size_t e = 0; e < m; ++e) {
-    for (std::size_t j = 0; j < TS; ++j) out[e * TS + j] = in[j * m + e];
-  }
-}
-
-void byte_shuffle(const std::byte* in, std::byte* out, std::size_t n, std::size_t ts, bool forward) noexcept {
-  const std::size_t m = n / ts;
+// the n mod ts trailing bytes are copied unchanged. The transposition is
+// the `shuffle` filter's (codecs/shuffle.hpp, SIMD); blocks already run in
+// parallel, so it runs on one thread here.
+void byte_shuffle(const std::byte* in, std::byte* out, std::size_t n, std::size_t ts, bool forward) {
+  const std::size_t m = ts == 0 ? 0 : n / ts;
   const std::size_t body = m * ts;
-  if (ts == 1 || m == 0) {
+  if (ts <= 1 || m == 0) {
     std::memcpy(out, in, n);
     return;
   }
-  switch (ts) {
-    case 2: forward ? shuffle_fixed<2>(in, out, m) : unshuffle_fixed<2>(in, out, m); break;
-    case 4: forward ? shuffle_fixed<4>(in, out, m) : unshuffle_fixed<4>(in, out, m); break;
-    case 8: forward ? shuffle_fixed<8>(in, out, m) : unshuffle_fixed<8>(in, out, m); break;
-    case 16: forward ? shuffle_fixed<16>(in, out, m) : unshuffle_fixed<16>(in, out, m); break;
-    default:
-      for (std::size_t e = 0; e < m; ++e) {
-        for (std::size_t j = 0; j < ts; ++j) {
-          if (forward) {
-            out[j * m + e] = in[e * ts + j];
-          } else {
-            out[e * ts + j] = in[j * m + e];
-          }
-        }
-      }
+  if (forward) {
+    shuffle({in, body}, ts, {out, body});
+  } else {
+    unshuffle({in, body}, ts, {out, body});
   }
   std::memcpy(out + body, in + body, n - body);
 }
@@ -332,6 +312,35 @@ void run_in_order(std::size_t n, std::uint32_t threads, Produce&& produce, Consu
       turn.store(go ? k + 1 : k_stop);
       turn.notify_all();
       if (!go) return;
+    }
+  });
+  if (error) std::rethrow_exception(error);
+}
+
+// Runs produce(k, w) for k = 0..n−1 on up to `threads` threads (each with
+// its own worker state `w`) when the items are independent. The error
+// thrown is that of the first failing item in order: items are taken in
+// increasing order and every item before a failed one still runs, so errors
+// do not depend on the thread count.
+template <typename Produce>
+void run_unordered(std::size_t n, std::uint32_t threads, Produce&& produce) {
+  std::atomic<std::size_t> next{0};
+  std::atomic<std::size_t> failed_at{n};
+  std::mutex error_lock;
+  std::exception_ptr error;  // of item failed_at
+  const std::size_t nworkers = threads <= 1 ? 1 : std::min<std::size_t>(threads, n);
+  parallel_for(nworkers, threads, [&](std::size_t) {
+    worker w;
+    for (std::size_t k = next.fetch_add(1); k < n && k < failed_at.load(); k = next.fetch_add(1)) {
+      try {
+        produce(k, w);
+      } catch (...) {
+        const std::lock_guard<std::mutex> guard(error_lock);
+        if (k < failed_at.load()) {
+          failed_at.store(k);
+          error = std::current_exception();
+        }
+      }
     }
   });
   if (error) std::rethrow_exception(error);
@@ -1124,9 +1133,12 @@ std::vector<std::byte> blosc2_compress(std::span<const std::byte> in, const blos
   return frame;
 }
 
-std::vector<std::byte> blosc2_decompress(std::span<const std::byte> frame, std::size_t max_size,
-                                         std::uint32_t threads) {
-  const frame_view f = parse_frame(frame, max_size);
+namespace {
+
+// Decompresses every chunk of `f` into out (f.nbytes bytes). Each block or
+// 1 MiB piece is decoded straight to its place in the output, in parallel:
+// no ordered copy, and the output's first touch is shared by the threads.
+void decompress_frame(const frame_view& f, std::byte* out, std::uint32_t threads) {
   // Work items: blocks of regular chunks, 1 MiB pieces of the others.
   struct item {
     std::size_t chunk;
@@ -1136,45 +1148,36 @@ std::vector<std::byte> blosc2_decompress(std::span<const std::byte> frame, std::
   for (std::size_t i = 0; i < f.chunks.size(); ++i) {
     for (std::size_t k = 0; k < f.chunks[i].pieces(); ++k) items.push_back({i, k});
   }
-  // The output is filled by appending pieces in order (never zero-filled
-  // first): one pass over fresh memory, overlapping with decoding.
-  std::vector<std::byte> out;
-  reserve_advised(out, static_cast<std::size_t>(f.nbytes));
-  auto extent = [&](const item& it) {
-    const chunk_info& c = f.chunks[it.chunk];
-    const std::uint64_t from = static_cast<std::uint64_t>(it.piece) * c.piece_size();
-    return std::pair{from,
-                     static_cast<std::size_t>(std::min<std::uint64_t>(c.piece_size(), c.nbytes - from))};
-  };
-  run_in_order(
-      items.size(), threads,
-      [&](std::size_t k, worker& w) {
-        const chunk_info& c = f.chunks[items[k].chunk];
-        const auto [from, len] = extent(items[k]);
-        if (c.kind == chunk_kind::regular) {
-          w.block.resize(len);
-          decode_block(c, items[k].piece, w.block.data(), w);
-        } else if (c.kind == chunk_kind::nan || c.kind == chunk_kind::value) {
-          w.block.resize(len);
-          fill_direct(c, from, len, w.block.data());
-        }
-      },
-      [&](std::size_t k, worker& w) {
-        const chunk_info& c = f.chunks[items[k].chunk];
-        const auto [from, len] = extent(items[k]);
-        switch (c.kind) {
-          case chunk_kind::memcpyed: {
-            const std::byte* src = c.bytes.data() + k_chunk_header + from;
-            out.insert(out.end(), src, src + len);
-            break;
-          }
-          case chunk_kind::zeros:
-          case chunk_kind::uninit: out.resize(out.size() + len); break;
-          default: out.insert(out.end(), w.block.begin(), w.block.begin() + static_cast<std::ptrdiff_t>(len));
-        }
-        return true;
-      });
+  run_unordered(items.size(), threads, [&](std::size_t k, worker& w) {
+    const chunk_info& c = f.chunks[items[k].chunk];
+    const std::uint64_t from = static_cast<std::uint64_t>(items[k].piece) * c.piece_size();
+    const auto len = static_cast<std::size_t>(std::min<std::uint64_t>(c.piece_size(), c.nbytes - from));
+    std::byte* dst = out + static_cast<std::size_t>(c.out_pos + from);
+    if (c.kind == chunk_kind::regular) {
+      decode_block(c, items[k].piece, dst, w);
+    } else {
+      fill_direct(c, from, len, dst);
+    }
+  });
+}
+
+}  // namespace
+
+std::vector<std::byte> blosc2_decompress(std::span<const std::byte> frame, std::size_t max_size,
+                                         std::uint32_t threads) {
+  const frame_view f = parse_frame(frame, max_size);
+  std::vector<std::byte> out = make_advised_bytes(static_cast<std::size_t>(f.nbytes));
+  decompress_frame(f, out.data(), threads);
   return out;
+}
+
+void blosc2_decompress_into(std::span<const std::byte> frame, std::span<std::byte> out,
+                            std::uint32_t threads) {
+  const frame_view f = parse_frame(frame, out.size());
+  if (f.nbytes != out.size()) {
+    fail("decompressed " + std::to_string(f.nbytes) + " bytes, expected " + std::to_string(out.size()));
+  }
+  decompress_frame(f, out.data(), threads);
 }
 
 std::vector<std::byte> blosc2_decompress_range(std::span<const std::byte> frame, std::uint64_t byte_pos,

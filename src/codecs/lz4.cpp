@@ -60,10 +60,8 @@ std::vector<std::byte> lz4_compress(std::span<const std::byte> in) {
                          " bytes exceeds the 4 GiB prefix limit");
   }
   std::vector<std::byte> out;
-  // The worst case, plus headroom the buffered encoder can build a
-  // one-object message in without a second buffer (encode.cpp); capacity
-  // that is never touched costs no memory.
-  reserve_advised(out, 4 + n + n / 255 + 16 + (std::size_t{64} << 10));
+  // The worst case, plus room for the message around it.
+  reserve_advised(out, 4 + n + n / 255 + 16 + message_headroom);
   for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::byte>((n >> (8 * i)) & 0xFF));
   block_writer w(out);
   const std::byte* src = in.data();

@@ -123,11 +123,12 @@ std::vector<std::byte> to_vector(std::span<const std::byte> s) {
 // Where an encode stage writes: the payload vector itself when it is the
 // last stage before `compression: none` (it becomes the payload, no copy),
 // else uninitialised scratch that the next stage reads once. Both are
-// advised for huge pages before their first touch.
+// advised for huge pages before their first touch; the payload vector has
+// room for the message around it.
 std::span<std::byte> stage_output(std::size_t size, bool last_before_compression, bool no_compression,
                                   std::vector<std::byte>& payload, buffer& scratch) {
   if (last_before_compression && no_compression) {
-    payload = make_advised_bytes(size);
+    payload = make_advised_bytes(size, message_headroom);
     return payload;
   }
   scratch = buffer::allocate(size);
@@ -156,7 +157,8 @@ bool is_known_compression(std::string_view name) noexcept {
   return in(k_compressions, name);
 }
 
-bool resolve_simple_packing_params(data_object_descriptor& d, std::span<const std::byte> raw) {
+bool resolve_simple_packing_params(data_object_descriptor& d, std::span<const std::byte> raw,
+                                   std::uint32_t threads) {
   if (d.encoding != "simple_packing") return false;
   if (d.dtype != dtype::float64) {
     throw encoding_error("simple_packing only supports float64 dtype; got " +
@@ -184,7 +186,8 @@ bool resolve_simple_packing_params(data_object_descriptor& d, std::span<const st
   }
   // The original values, in the declared order (spec 03 §4.3 step 5), read
   // in place.
-  const simple_packing_params p = simple_packing_compute_params(raw, d.effective_byte_order(), bits, dsf);
+  const simple_packing_params p =
+      simple_packing_compute_params(raw, d.effective_byte_order(), bits, dsf, threads);
   d.params.set("sp_reference_value", cbor::value(p.reference_value));
   d.params.set("sp_binary_scale_factor", cbor::value(p.binary_scale_factor));
   d.params.set("sp_decimal_scale_factor", cbor::value(p.decimal_scale_factor));
@@ -456,12 +459,15 @@ buffer pipeline::decode(std::span<const std::byte> payload, std::uint64_t n, byt
       }
       break;
     case compressor::blosc2:
-      bytes = blosc2_decompress(payload, xs, threads);
-      if (bytes.size() != xs) size_mismatch("blosc2", bytes.size(), x);
+      direct = buffer::allocate(xs);
+      direct_used = true;
+      blosc2_decompress_into(payload, {direct.mutable_data(), xs}, threads);
       break;
     case compressor::zfp:
-      bytes = zfp_decompress(payload, n, zfp_);
-      if (bytes.size() != xs) size_mismatch("zfp", bytes.size(), x);
+      // Every value is written by libzfp: no zero fill first.
+      direct = buffer::allocate(xs);
+      direct_used = true;
+      zfp_decompress_into(payload, n, zfp_, {direct.mutable_data(), xs});
       stage_order = native_byte_order();  // zfp yields host-order doubles
       break;
     case compressor::rle: bytes = rle_decompress(payload, xs); break;

@@ -90,6 +90,22 @@ std::vector<std::byte> zfp_decompress(std::span<const std::byte> payload, std::u
     if (!payload.empty()) fail("non-empty payload for zero values");
     return {};
   }
+  // The size checks of zfp_decompress_into, in its order, before the output
+  // is allocated.
+  if (payload.empty()) fail("empty payload for " + std::to_string(n) + " values");
+  if (n > (std::uint64_t{1} << 60)) fail("value count too large");
+  std::vector<std::byte> out = make_advised_bytes(static_cast<std::size_t>(n) * 8);
+  zfp_decompress_into(payload, n, p, out);
+  return out;
+}
+
+void zfp_decompress_into(std::span<const std::byte> payload, std::uint64_t n, const zfp_params& p,
+                         std::span<std::byte> out) {
+  if (n == 0) {
+    if (!payload.empty()) fail("non-empty payload for zero values");
+    if (!out.empty()) fail("output buffer of " + std::to_string(out.size()) + " bytes for zero values");
+    return;
+  }
   if (payload.empty()) fail("empty payload for " + std::to_string(n) + " values");
   if (n > (std::uint64_t{1} << 60)) fail("value count too large");
   double scratch = 0.0;
@@ -101,7 +117,9 @@ std::vector<std::byte> zfp_decompress(std::span<const std::byte> payload, std::u
   // Decode from a zero-padded copy so a short payload cannot be over-read.
   std::vector<std::byte> padded = make_advised_bytes(cap + 16);
   std::memcpy(padded.data(), payload.data(), payload.size());
-  std::vector<std::byte> out = make_advised_bytes(static_cast<std::size_t>(n) * 8);
+  if (out.size() != static_cast<std::size_t>(n) * 8) {
+    fail("output buffer of " + std::to_string(out.size()) + " bytes for " + std::to_string(n) + " values");
+  }
   std::unique_ptr<zfp_field, field_deleter> field(
       zfp_field_1d(out.data(), zfp_type_double, static_cast<std::size_t>(n)));
   std::unique_ptr<zfp_stream, stream_deleter> zs(zfp_stream_open(nullptr));
@@ -112,7 +130,6 @@ std::vector<std::byte> zfp_decompress(std::span<const std::byte> payload, std::u
   zfp_stream_set_bit_stream(zs.get(), bs.get());
   zfp_stream_rewind(zs.get());
   if (zfp_decompress(zs.get(), field.get()) == 0) fail("zfp_decompress failed");
-  return out;
 }
 
 }  // namespace tensogram::codecs

@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "byte_reversal_tables.hpp"
+
 HWY_BEFORE_NAMESPACE();
 namespace tensogram::byte_swap_simd {
 namespace HWY_NAMESPACE {
@@ -35,13 +37,7 @@ void SwapUnits(const std::uint8_t* src, std::uint8_t* dst, std::size_t count, st
 #if HWY_TARGET != HWY_SCALAR
   const hn::ScalableTag<std::uint8_t> d;
   const std::size_t n = hn::Lanes(d);  // a multiple of 16, hence of unit
-  alignas(16) static constexpr std::uint8_t k_rev2[16] = {1, 0, 3,  2,  5,  4,  7,  6,
-                                                          9, 8, 11, 10, 13, 12, 15, 14};
-  alignas(16) static constexpr std::uint8_t k_rev4[16] = {3,  2,  1, 0, 7,  6,  5,  4,
-                                                          11, 10, 9, 8, 15, 14, 13, 12};
-  alignas(16) static constexpr std::uint8_t k_rev8[16] = {7,  6,  5,  4,  3,  2,  1, 0,
-                                                          15, 14, 13, 12, 11, 10, 9, 8};
-  const auto idx = hn::LoadDup128(d, unit == 2 ? k_rev2 : unit == 4 ? k_rev4 : k_rev8);
+  const auto idx = hn::LoadDup128(d, detail::reverse_units_table(unit));
   const std::size_t bytes = count * unit;
   std::size_t i = 0;
   for (; i + 4 * n <= bytes; i += 4 * n) {

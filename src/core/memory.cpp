@@ -31,9 +31,9 @@ void reserve_advised(std::vector<std::byte>& v, std::size_t size) {
   advise_huge_pages(v.data(), v.capacity());
 }
 
-std::vector<std::byte> make_advised_bytes(std::size_t size) {
+std::vector<std::byte> make_advised_bytes(std::size_t size, std::size_t headroom) {
   std::vector<std::byte> v;
-  reserve_advised(v, size);
+  reserve_advised(v, size + headroom);
   v.resize(size);
   return v;
 }

@@ -207,7 +207,7 @@ prepared_object prepare_raw(const object_input& in, const encode_options& option
   }
   // Computing simple_packing parameters scans every value and rejects
   // NaN/Inf (spec 03 §4.4); the strict scan below is then redundant.
-  const bool params_computed = codecs::resolve_simple_packing_params(d, in.data);
+  const bool params_computed = codecs::resolve_simple_packing_params(d, in.data, intra);
   const bool proven_finite = params_computed && !sub;
   const codecs::pipeline pl = codecs::pipeline::build(d);
   pl.check_encodable();

@@ -1,9 +1,120 @@
+// NaN/Inf detection (spec 02 §9, spec 03 §11). The screens that run over
+// every value (the encoder's strict check, fused into its copy into the
+// frame, and the first pass of find_non_finite) are SIMD kernels chosen at
+// run time (Highway: this file is compiled once per target by
+// foreach_target); only a 4 KiB chunk the screen flags gets the exact,
+// ordered scalar scan.
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "src/message/non_finite.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "../core/byte_reversal_tables.hpp"
+
+HWY_BEFORE_NAMESPACE();
+namespace tensogram::non_finite_simd {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+template <typename U>
+U swap_bytes(U x) noexcept {
+  if constexpr (sizeof(U) == 2) {
+    return __builtin_bswap16(x);
+  } else if constexpr (sizeof(U) == 4) {
+    return __builtin_bswap32(x);
+  } else {
+    return __builtin_bswap64(x);
+  }
+}
+
+// True when some of the `count` IEEE components at `src` (U-sized, byte
+// swapped first when `swap`) has an all-ones exponent field (NaN or ±Inf);
+// copies the bytes unchanged to `dst` as well unless it is null, so the
+// test rides on the copy's memory traffic. Branch-free:
+// `(x & exp_field) + exp_lsb` carries into the top bit exactly when the
+// exponent is all ones, and OR-ing those sums keeps any such carry.
+template <typename U>
+bool screen_components(const std::uint8_t* src, std::uint8_t* dst, std::size_t count, bool swap, U exp_field,
+                       U exp_lsb) {
+  constexpr unsigned top = 8 * sizeof(U) - 1;
+  std::size_t i = 0;
+  bool hit = false;
+#if HWY_TARGET != HWY_SCALAR
+  const hn::ScalableTag<U> d;
+  const hn::Repartition<std::uint8_t, decltype(d)> d8;
+  const std::size_t lanes = hn::Lanes(d);
+  const auto rev = hn::LoadDup128(d8, detail::reverse_units_table(sizeof(U)));
+  const auto field = hn::Set(d, exp_field);
+  const auto lsb = hn::Set(d, exp_lsb);
+  auto acc0 = hn::Zero(d);
+  auto acc1 = hn::Zero(d);
+  const auto step = [&](auto v) {
+    if (swap) v = hn::BitCast(d, hn::TableLookupBytes(hn::BitCast(d8, v), rev));
+    return hn::Add(hn::And(v, field), lsb);
+  };
+  const auto* s = reinterpret_cast<const U*>(src);
+  auto* o = reinterpret_cast<U*>(dst);
+  for (; i + 2 * lanes <= count; i += 2 * lanes) {
+    const auto v0 = hn::LoadU(d, s + i);
+    const auto v1 = hn::LoadU(d, s + i + lanes);
+    if (dst != nullptr) {
+      hn::StoreU(v0, d, o + i);
+      hn::StoreU(v1, d, o + i + lanes);
+    }
+    acc0 = hn::Or(acc0, step(v0));
+    acc1 = hn::Or(acc1, step(v1));
+  }
+  hit = !hn::AllFalse(d, hn::Ne(hn::ShiftRight<top>(hn::Or(acc0, acc1)), hn::Zero(d)));
+#endif
+  U acc = 0;
+  for (; i < count; ++i) {
+    U x;
+    std::memcpy(&x, src + i * sizeof(U), sizeof(U));
+    if (dst != nullptr) std::memcpy(dst + i * sizeof(U), &x, sizeof(U));
+    if (swap) x = swap_bytes(x);
+    acc = static_cast<U>(acc | static_cast<U>((x & exp_field) + exp_lsb));
+  }
+  return hit || (acc >> top) != 0;
+}
+
+bool Screen16(const std::uint8_t* src, std::uint8_t* dst, std::size_t count, bool swap, std::uint64_t field,
+              std::uint64_t lsb) {
+  return screen_components<std::uint16_t>(src, dst, count, swap, static_cast<std::uint16_t>(field),
+                                          static_cast<std::uint16_t>(lsb));
+}
+bool Screen32(const std::uint8_t* src, std::uint8_t* dst, std::size_t count, bool swap, std::uint64_t field,
+              std::uint64_t lsb) {
+  return screen_components<std::uint32_t>(src, dst, count, swap, static_cast<std::uint32_t>(field),
+                                          static_cast<std::uint32_t>(lsb));
+}
+bool Screen64(const std::uint8_t* src, std::uint8_t* dst, std::size_t count, bool swap, std::uint64_t field,
+              std::uint64_t lsb) {
+  return screen_components<std::uint64_t>(src, dst, count, swap, field, lsb);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace tensogram::non_finite_simd
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+
 #include "tensogram/message/non_finite.hpp"
 
 #include <algorithm>
 #include <cstring>
 
 namespace tensogram {
+
+namespace non_finite_simd {
+HWY_EXPORT(Screen16);
+HWY_EXPORT(Screen32);
+HWY_EXPORT(Screen64);
+}  // namespace non_finite_simd
 
 namespace {
 
@@ -52,108 +163,20 @@ bool wanted(non_finite_kind k, bool nan, bool inf) noexcept {
   return k == non_finite_kind::nan ? nan : inf;
 }
 
-template <typename U>
-U byteswap(U x) noexcept {
-  if constexpr (sizeof(U) == 2) {
-    return __builtin_bswap16(x);
-  } else if constexpr (sizeof(U) == 4) {
-    return __builtin_bswap32(x);
-  } else {
-    return __builtin_bswap64(x);
-  }
-}
-
-// True when some of the `count` IEEE components at `p` has an all-ones
-// exponent field (NaN or ±Inf). Branch-free so that the compiler vectorises
-// it: `(x & exp_field) + exp_lsb` carries into the sign bit exactly when the
-// exponent is all ones, and OR-ing those sums keeps any such carry. This
-// keeps the encoder's strict NaN/Inf check close to free next to its copy
-// and hash of the same block.
-template <typename U, bool Swap>
-bool any_all_ones_exponent(const std::byte* p, std::size_t count, ieee_layout l) noexcept {
+// The screen over `count` components of `part` bytes (2, 4 or 8) at src,
+// copying them to dst unless it is null: true when some component may be
+// NaN or ±Inf (its exponent field is all ones).
+bool screen(const std::byte* src, std::byte* dst, std::size_t count, std::size_t part, ieee_layout l,
+            bool swap) noexcept {
   const unsigned exp_bits = l.total_bits - 1 - l.mantissa_bits;
-  const auto exp_lsb = static_cast<U>(U{1} << l.mantissa_bits);
-  const auto exp_field = static_cast<U>(((U{1} << exp_bits) - 1) << l.mantissa_bits);
-  U acc = 0;
-  for (std::size_t i = 0; i < count; ++i) {
-    U x;
-    std::memcpy(&x, p + i * sizeof(U), sizeof(U));
-    if constexpr (Swap) x = byteswap(x);
-    acc = static_cast<U>(acc | static_cast<U>((x & exp_field) + exp_lsb));
-  }
-  return (acc >> (8 * sizeof(U) - 1)) != 0;
-}
-
-template <typename U>
-bool screen(const std::byte* p, std::size_t count, ieee_layout l, bool swap) noexcept {
-  return swap ? any_all_ones_exponent<U, true>(p, count, l) : any_all_ones_exponent<U, false>(p, count, l);
-}
-
-// `any_all_ones_exponent` while copying: each component passes through a
-// register once, so the test rides on the copy's memory traffic.
-template <typename U, bool Swap>
-[[gnu::always_inline]] inline bool copy_any_all_ones_exponent(const std::byte* src, std::byte* dst,
-                                                              std::size_t count, ieee_layout l) noexcept {
-  const unsigned exp_bits = l.total_bits - 1 - l.mantissa_bits;
-  const auto exp_lsb = static_cast<U>(U{1} << l.mantissa_bits);
-  const auto exp_field = static_cast<U>(((U{1} << exp_bits) - 1) << l.mantissa_bits);
-  U acc = 0;
-  for (std::size_t i = 0; i < count; ++i) {
-    U x;
-    std::memcpy(&x, src + i * sizeof(U), sizeof(U));
-    std::memcpy(dst + i * sizeof(U), &x, sizeof(U));
-    if constexpr (Swap) x = byteswap(x);
-    acc = static_cast<U>(acc | static_cast<U>((x & exp_field) + exp_lsb));
-  }
-  return (acc >> (8 * sizeof(U) - 1)) != 0;
-}
-
-// The native-order copy+screen is the encoder's hot loop. On x86-64 it is
-// also compiled for AVX2 and picked at load time (ifunc): twice the vector
-// width keeps the loop at memory speed, where SSE2 alone costs the encoder
-// about a tenth of its throughput. (Clones must be plain functions.)
-// Not under ThreadSanitizer: the loader calls the clones' resolver while
-// relocating, before the TSan runtime is up, and the instrumented resolver
-// crashes every binary at startup.
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define TENSOGRAM_NO_IFUNC 1
-#endif
-#endif
-#if defined(__SANITIZE_THREAD__)
-#define TENSOGRAM_NO_IFUNC 1
-#endif
-#if defined(__x86_64__) && defined(__ELF__) && (defined(__GNUC__) || defined(__clang__)) && \
-    !defined(TENSOGRAM_NO_IFUNC)
-#define TENSOGRAM_CLONE_FOR_AVX2 __attribute__((target_clones("avx2", "default")))
-#else
-#define TENSOGRAM_CLONE_FOR_AVX2
-#endif
-
-TENSOGRAM_CLONE_FOR_AVX2 bool copy_screen_native16(const std::byte* src, std::byte* dst, std::size_t count,
-                                                   ieee_layout l) noexcept {
-  return copy_any_all_ones_exponent<std::uint16_t, false>(src, dst, count, l);
-}
-TENSOGRAM_CLONE_FOR_AVX2 bool copy_screen_native32(const std::byte* src, std::byte* dst, std::size_t count,
-                                                   ieee_layout l) noexcept {
-  return copy_any_all_ones_exponent<std::uint32_t, false>(src, dst, count, l);
-}
-TENSOGRAM_CLONE_FOR_AVX2 bool copy_screen_native64(const std::byte* src, std::byte* dst, std::size_t count,
-                                                   ieee_layout l) noexcept {
-  return copy_any_all_ones_exponent<std::uint64_t, false>(src, dst, count, l);
-}
-
-#undef TENSOGRAM_CLONE_FOR_AVX2
-
-template <typename U>
-bool copy_screen(const std::byte* src, std::byte* dst, std::size_t count, ieee_layout l, bool swap) noexcept {
-  if (swap) return copy_any_all_ones_exponent<U, true>(src, dst, count, l);
-  if constexpr (sizeof(U) == 2) {
-    return copy_screen_native16(src, dst, count, l);
-  } else if constexpr (sizeof(U) == 4) {
-    return copy_screen_native32(src, dst, count, l);
-  } else {
-    return copy_screen_native64(src, dst, count, l);
+  const std::uint64_t lsb = std::uint64_t{1} << l.mantissa_bits;
+  const std::uint64_t field = ((std::uint64_t{1} << exp_bits) - 1) << l.mantissa_bits;
+  const auto* s = reinterpret_cast<const std::uint8_t*>(src);
+  auto* d = reinterpret_cast<std::uint8_t*>(dst);
+  switch (part) {
+    case 2: return HWY_DYNAMIC_DISPATCH(non_finite_simd::Screen16)(s, d, count, swap, field, lsb);
+    case 4: return HWY_DYNAMIC_DISPATCH(non_finite_simd::Screen32)(s, d, count, swap, field, lsb);
+    default: return HWY_DYNAMIC_DISPATCH(non_finite_simd::Screen64)(s, d, count, swap, field, lsb);
   }
 }
 
@@ -235,13 +258,7 @@ std::optional<non_finite_hit> find_non_finite(dtype t, byte_order order, std::sp
   for (std::size_t off = 0; off < usable; off += chunk) {
     const std::size_t n = std::min(chunk, usable - off);
     const std::byte* p = data.data() + off;
-    bool suspect = false;
-    switch (part) {
-      case 2: suspect = screen<std::uint16_t>(p, n / 2, layout, swap); break;
-      case 4: suspect = screen<std::uint32_t>(p, n / 4, layout, swap); break;
-      default: suspect = screen<std::uint64_t>(p, n / 8, layout, swap); break;
-    }
-    if (!suspect) continue;
+    if (!screen(p, nullptr, n / part, part, layout, swap)) continue;
     if (auto hit = scan_exact(t, swap, data.subspan(off, n), nan, inf, first_element + off / width))
       return hit;
   }
@@ -259,12 +276,7 @@ bool copy_and_screen_non_finite(dtype t, byte_order order, std::span<const std::
   }
   const bool swap = order != native_byte_order();
   const std::size_t count = src.size() / part;
-  bool suspect = false;
-  switch (part) {
-    case 2: suspect = copy_screen<std::uint16_t>(src.data(), dst, count, layout, swap); break;
-    case 4: suspect = copy_screen<std::uint32_t>(src.data(), dst, count, layout, swap); break;
-    default: suspect = copy_screen<std::uint64_t>(src.data(), dst, count, layout, swap); break;
-  }
+  const bool suspect = screen(src.data(), dst, count, part, layout, swap);
   // A trailing partial component is copied but cannot be a value.
   const std::size_t done = count * part;
   if (done < src.size()) std::memcpy(dst + done, src.data() + done, src.size() - done);
@@ -296,3 +308,5 @@ std::string strict_non_finite_message(dtype t, const non_finite_hit& hit) {
 }
 
 }  // namespace tensogram
+
+#endif  // HWY_ONCE

@@ -145,6 +145,20 @@ TEST(Blosc2Fixtures, EveryFrameDecodesToItsRawBytes) {
     ASSERT_EQ(f.raw.size(), f.row.input_bytes);
     EXPECT_EQ(cx::blosc2_decompress(f.frame, f.raw.size()), f.raw);
     EXPECT_EQ(cx::blosc2_decompress(f.frame, f.raw.size(), 3), f.raw);
+    // In place, on 0 and 2 threads, into an odd offset between guard bytes.
+    for (std::uint32_t threads : {0U, 2U}) {
+      bytes out(f.raw.size() + 2, std::byte{0xA5});
+      cx::blosc2_decompress_into(f.frame, {out.data() + 1, f.raw.size()}, threads);
+      EXPECT_EQ(out.front(), std::byte{0xA5});
+      EXPECT_EQ(out.back(), std::byte{0xA5});
+      EXPECT_TRUE(std::equal(f.raw.begin(), f.raw.end(), out.begin() + 1));
+    }
+    // A destination of another size than the frame's is refused before
+    // anything is decoded.
+    bytes larger(f.raw.size() + 1);
+    expect_error<tg::encoding_error>(
+        [&] { cx::blosc2_decompress_into(f.frame, larger); },
+        "decompressed " + std::to_string(f.raw.size()) + " bytes, expected " + std::to_string(larger.size()));
     const cx::blosc2_frame_info info = cx::blosc2_inspect(f.frame);
     EXPECT_EQ(info.nbytes, f.row.input_bytes);
     EXPECT_EQ(info.typesize, f.row.typesize);

@@ -14,6 +14,7 @@
 #include <limits>
 #include <optional>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -427,6 +428,47 @@ TEST(SimplePackingKernels, NonFiniteNamesFirstIndex) {
       }
     }
     first_target = false;
+  });
+}
+
+TEST(SimplePackingKernels, ThreadedParameterScanMatchesSequential) {
+  // Several 2^18-value scan chunks plus a ragged end; extremes, a -0.0/+0.0
+  // tie and non-finite values placed in later chunks.
+  const std::uint64_t n = (std::uint64_t{1} << 18) * 3 + 12345;
+  std::vector<double> v = make_values(n, 11);
+  for (double& x : v) x = std::fabs(x) + 1.0;  // all positive: a zero becomes the minimum
+  v[700000] = -0.0;
+  v[500000] = 0.0;  // the first zero met wins the tie (§4.4)
+  v[n - 1] = 1e9;   // maximum in the ragged end
+  for_each_target([&](const char*) {
+    for (const tg::byte_order order : kOrders) {
+      // At an odd byte offset: the scan cannot rely on aligned values.
+      bytes store(1 + n * 8);
+      const bytes raw = to_bytes(v, order);
+      std::memcpy(store.data() + 1, raw.data(), raw.size());
+      const std::span<const std::byte> odd(store.data() + 1, raw.size());
+      const ref_params want = ref_compute_params(v, 24, 0);
+      for (std::uint32_t threads : {0U, 1U, 2U, 3U}) {
+        for (const std::span<const std::byte> in : {std::span<const std::byte>(raw), odd}) {
+          const tg::simple_packing_params got = tg::simple_packing_compute_params(in, order, 24, 0, threads);
+          EXPECT_EQ(std::bit_cast<std::uint64_t>(got.reference_value),
+                    std::bit_cast<std::uint64_t>(want.p.reference_value))
+              << "threads " << threads;
+          EXPECT_EQ(got.binary_scale_factor, want.p.binary_scale_factor);
+        }
+      }
+      // Non-finite values in the second and third chunks: the first one is
+      // named for every thread count.
+      std::vector<double> bad = v;
+      bad[(std::uint64_t{1} << 18) * 2 + 5] = std::numeric_limits<double>::quiet_NaN();
+      bad[(std::uint64_t{1} << 18) + 77] = -std::numeric_limits<double>::infinity();
+      const bytes bad_raw = to_bytes(bad, order);
+      for (std::uint32_t threads : {0U, 2U, 3U}) {
+        expect_error_text(
+            error_of([&] { (void)tg::simple_packing_compute_params(bad_raw, order, 24, 0, threads); }),
+            ref_non_finite(bad[(std::uint64_t{1} << 18) + 77], (std::uint64_t{1} << 18) + 77));
+      }
+    }
   });
 }
 

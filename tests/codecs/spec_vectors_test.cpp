@@ -272,6 +272,12 @@ TEST(ZfpVectors, SpecExampleRate16) {
   ASSERT_EQ(out.size(), 32u);
   const std::vector<double> v = f64_values(out, tg::native_byte_order());
   for (std::size_t i = 0; i < 4; ++i) EXPECT_NEAR(v[i], static_cast<double>(i + 1), 0.01);
+  // Into caller memory: the same values; a buffer of another size is refused.
+  bytes into(32);
+  tg::codecs::zfp_decompress_into(z, 4, p, into);
+  EXPECT_EQ(into, out);
+  bytes short_buffer(24);
+  EXPECT_THROW(tg::codecs::zfp_decompress_into(z, 4, p, short_buffer), tg::encoding_error);
   // Empty input → empty payload.
   EXPECT_TRUE(tg::codecs::zfp_compress({}, p).empty());
 }

@@ -91,6 +91,12 @@ struct blosc2_params {
 [[nodiscard]] std::vector<std::byte> blosc2_decompress(std::span<const std::byte> frame, std::size_t max_size,
                                                        std::uint32_t threads = 0);
 
+/// Decompresses a whole frame into `out`, which must be exactly the frame's
+/// decompressed size (else `encoding_error`, before anything is decoded):
+/// blocks are decoded in place on up to `threads` threads.
+void blosc2_decompress_into(std::span<const std::byte> frame, std::span<std::byte> out,
+                            std::uint32_t threads = 0);
+
 /// Decompressed bytes [byte_pos, byte_pos + byte_size), decompressing only
 /// the chunks and blocks that hold them (spec 03 §8.4.4). A range beyond the
 /// frame's size is an `encoding_error`; so is a frame holding more than

@@ -36,8 +36,9 @@ namespace tensogram::codecs {
 /// with only one, throws `metadata_error`. No-op for other encodings.
 /// Returns true when it computed the parameters, which also proves every
 /// value finite (the computation rejects NaN/±Inf), so callers can skip a
-/// separate non-finite scan.
-bool resolve_simple_packing_params(data_object_descriptor& d, std::span<const std::byte> raw);
+/// separate non-finite scan. `threads` ≥ 2 splits the scan (same result).
+bool resolve_simple_packing_params(data_object_descriptor& d, std::span<const std::byte> raw,
+                                   std::uint32_t threads = 0);
 
 class pipeline {
  public:

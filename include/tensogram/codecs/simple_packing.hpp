@@ -30,11 +30,13 @@ struct simple_packing_params {
                                                                   std::int32_t decimal_scale_factor = 0);
 
 /// The same from float64 values stored as bytes in `order` (8 per value),
-/// read in place: no copy of the input. Same results and errors.
+/// read in place: no copy of the input. Same results and errors for every
+/// `threads` (≥ 2 scans chunks in parallel).
 [[nodiscard]] simple_packing_params simple_packing_compute_params(std::span<const std::byte> raw,
                                                                   byte_order order,
                                                                   std::uint32_t bits_per_value,
-                                                                  std::int32_t decimal_scale_factor = 0);
+                                                                  std::int32_t decimal_scale_factor = 0,
+                                                                  std::uint32_t threads = 0);
 
 namespace codecs {
 

@@ -31,4 +31,9 @@ struct zfp_params {
 [[nodiscard]] std::vector<std::byte> zfp_decompress(std::span<const std::byte> payload, std::uint64_t n,
                                                     const zfp_params& p);
 
+/// The same into `out` (exactly `n`·8 bytes, e.g. uninitialised memory the
+/// result is returned in). Throws `encoding_error` for any other size.
+void zfp_decompress_into(std::span<const std::byte> payload, std::uint64_t n, const zfp_params& p,
+                         std::span<std::byte> out);
+
 }  // namespace tensogram::codecs

@@ -26,8 +26,15 @@ void advise_huge_pages(void* data, std::size_t size) noexcept;
 /// so that the resize/insert that follows touches huge pages.
 void reserve_advised(std::vector<std::byte>& v, std::size_t size);
 
-/// A vector of `size` zero bytes whose storage was advised before the zero
-/// fill (the fill then runs at memset speed).
-[[nodiscard]] std::vector<std::byte> make_advised_bytes(std::size_t size);
+/// Spare capacity a codec leaves after a payload it returns, so that the
+/// buffered encoder can build a one-object message around the payload in
+/// the same vector (message/encode.cpp) instead of copying it into a second
+/// one. Capacity that is never touched costs no memory.
+inline constexpr std::size_t message_headroom = std::size_t{64} << 10;
+
+/// A vector of `size` zero bytes whose storage (with capacity for `size +
+/// headroom`) was advised before the zero fill (the fill then runs at memset
+/// speed).
+[[nodiscard]] std::vector<std::byte> make_advised_bytes(std::size_t size, std::size_t headroom = 0);
 
 }  // namespace tensogram
