@@ -338,6 +338,47 @@ std::uint64_t write_data_frame(std::byte* dst, const prepared_object& obj, bool 
   return digest;
 }
 
+namespace {
+
+// Appends `obj`'s data-object frame to `out` (which ends where the frame
+// starts and has the capacity for it): the payload is appended block by
+// block straight from the source, so its bytes are written once, never
+// zero-filled first as a resize would, and each block is screened before
+// and hashed after it is appended, while it is in cache. Returns the slot
+// digest.
+std::uint64_t append_data_frame(std::vector<std::byte>& out, const prepared_object& obj, bool hashing) {
+  const std::size_t at = out.size();
+  out.resize(at + format::frame_header_size);
+  format::write_frame_header(std::span<std::byte, 16>(out.data() + at, 16), data_frame_header(obj, hashing));
+  const std::size_t p = obj.payload.size();
+  const dtype t = obj.descriptor.dtype;
+  const byte_order order = obj.descriptor.effective_byte_order();
+  const std::size_t width = std::max<std::size_t>(dtype_width(t), 1);
+  format::xxh3_stream stream;
+  constexpr std::size_t block = 32 * 1024;  // a multiple of every element width
+  for (std::size_t off = 0; off < p; off += block) {
+    const std::span<const std::byte> src = obj.payload.subspan(off, std::min(block, p - off));
+    if (obj.scan_nan || obj.scan_inf) {
+      if (auto hit = find_non_finite(t, order, src, obj.scan_nan, obj.scan_inf, off / width)) {
+        throw encoding_error(strict_non_finite_message(t, *hit));
+      }
+    }
+    out.insert(out.end(), src.begin(), src.end());
+    if (hashing) stream.update(std::span<const std::byte>(out.data() + out.size() - src.size(), src.size()));
+  }
+  out.insert(out.end(), obj.cbor.begin(), obj.cbor.end());
+  std::uint64_t digest = 0;
+  if (hashing) {
+    stream.update(obj.cbor);
+    digest = stream.digest();
+  }
+  const auto footer = data_frame_footer(obj, digest);
+  out.insert(out.end(), footer.begin(), footer.end());
+  return digest;
+}
+
+}  // namespace
+
 data_object_descriptor tensor_fields(const data_object_descriptor& d) {
   data_object_descriptor slim;
   slim.ndim = d.ndim;
@@ -466,14 +507,22 @@ void encode_message(const global_metadata& metadata, std::span<const object_inpu
   const std::size_t total = post_at + format::postamble_size;
 
   // One object whose payload the pipeline produced, in a vector with room
-  // for the whole message (zstd's and blosc2's compress bounds leave it): the
-  // message is built in that vector, the payload moved up into its place,
-  // instead of in a second buffer the payload is copied into. Peak memory is
-  // then input + message rather than input + payload + message. Every byte of
-  // [0, total) is written below (as for a reused `encode_into` vector).
+  // for the whole message (zstd's and blosc2's compress bounds, the headroom
+  // of lz4 and of an uncompressed last stage leave it): the message is built
+  // in that vector, the payload moved up into its place, instead of in a
+  // second buffer the payload is copied into. Peak memory is then input +
+  // message rather than input + payload + message. Every byte of [0, total)
+  // is written below.
+  //
+  // Otherwise, into a fresh vector, the message grows in order (capacity
+  // reserved once): the small regions by resize, the payloads appended from
+  // their source (append_data_frame), so that no payload byte is zero-filled
+  // first. A vector with the capacity already (encode_into reusing it) is
+  // written in place, copy and screen fused.
   prepared_object* const single = prepared.size() == 1 ? &prepared.front() : nullptr;
-  if (single != nullptr && out.capacity() < total && !single->owned.empty() &&
-      single->payload.data() == single->owned.data() && single->owned.capacity() >= total) {
+  const bool in_place = single != nullptr && out.capacity() < total && !single->owned.empty() &&
+                        single->payload.data() == single->owned.data() && single->owned.capacity() >= total;
+  if (in_place) {
     std::vector<std::byte> body = std::move(single->owned);
     const std::size_t payload_at = offsets.front() + format::frame_header_size;
     const std::size_t payload_size = single->payload.size();
@@ -481,10 +530,16 @@ void encode_message(const global_metadata& metadata, std::span<const object_inpu
     std::memmove(body.data() + payload_at, body.data(), payload_size);
     single->payload = std::span<const std::byte>(body.data() + payload_at, payload_size);
     out.swap(body);
-  } else {
+  } else if (out.capacity() < total) {
     reserve_advised(out, total);
-    out.resize(total);
+    out.clear();
+  } else {
+    out.resize(total);  // a reused vector: its pages are already mapped
   }
+  // Makes [0, end) part of `out` (a no-op when it already is).
+  const auto cover = [&out](std::size_t end) {
+    if (out.size() < end) out.resize(end);
+  };
   std::uint16_t flags = format::message_flags::header_metadata;
   if (any) flags |= format::message_flags::header_index;
   if (header_hash) flags |= format::message_flags::header_hashes;
@@ -493,6 +548,7 @@ void encode_message(const global_metadata& metadata, std::span<const object_inpu
   format::preamble pre;
   pre.flags = flags;
   pre.total_length = total;
+  cover(any ? offsets.front() : total);  // everything before the first data frame
   format::write_preamble(std::span<std::byte, 24>(out.data(), 24), pre);
 
   std::size_t pos = meta_at + format::write_frame(std::span<std::byte>(out).subspan(meta_at),
@@ -505,10 +561,16 @@ void encode_message(const global_metadata& metadata, std::span<const object_inpu
     pos = hash_at;
     if (header_hash) pos = hash_at + format::min_frame_size + hash_body_size;  // written below
     for (std::size_t i = 0; i < prepared.size(); ++i) {
+      cover(offsets[i]);
       zero(out, pos, offsets[i]);
-      digests[i] = detail::write_data_frame(out.data() + offsets[i], prepared[i], hashing);
+      if (out.size() == offsets[i]) {
+        digests[i] = detail::append_data_frame(out, prepared[i], hashing);
+      } else {
+        digests[i] = detail::write_data_frame(out.data() + offsets[i], prepared[i], hashing);
+      }
       pos = offsets[i] + lengths[i];
     }
+    cover(total);
     zero(out, pos, end_of_data);
     pos = end_of_data;
     if (header_hash || footer_hash) {
