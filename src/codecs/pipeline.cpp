@@ -429,6 +429,12 @@ buffer pipeline::decode(std::span<const std::byte> payload, std::uint64_t n, byt
   std::vector<std::byte> bytes;
   buffer direct;  // stage-3 output decoded in place, when used
   bool direct_used = false;
+  // Uninitialised memory of the expected size for a decoder that fills it.
+  const auto direct_output = [&]() -> std::span<std::byte> {
+    direct = buffer::allocate(xs);
+    direct_used = true;
+    return {direct.mutable_data(), xs};
+  };
   std::span<const std::byte> stage = payload;
   byte_order stage_order = declared;
   switch (compressor_) {
@@ -440,9 +446,7 @@ buffer pipeline::decode(std::span<const std::byte> payload, std::uint64_t n, byt
       // than the payload holds goes through the growing decoder, which
       // allocates only what the frames produce.
       if (xs <= payload.size() * k_direct_expansion + (std::size_t{1} << 20)) {
-        direct = buffer::allocate(xs);
-        direct_used = true;
-        zstd_decompress_into(payload, {direct.mutable_data(), xs});
+        zstd_decompress_into(payload, direct_output());
       } else {
         bytes = zstd_decompress(payload, xs);
         if (bytes.size() != xs) size_mismatch("zstd", bytes.size(), x);
@@ -450,24 +454,16 @@ buffer pipeline::decode(std::span<const std::byte> payload, std::uint64_t n, byt
       break;
     case compressor::lz4:
       if (xs <= payload.size() * k_direct_expansion + (std::size_t{1} << 20)) {
-        direct = buffer::allocate(xs);
-        direct_used = true;
-        lz4_decompress_into(payload, {direct.mutable_data(), xs});
+        lz4_decompress_into(payload, direct_output());
       } else {
         bytes = lz4_decompress(payload, xs);
         if (bytes.size() != xs) size_mismatch("lz4", bytes.size(), x);
       }
       break;
-    case compressor::blosc2:
-      direct = buffer::allocate(xs);
-      direct_used = true;
-      blosc2_decompress_into(payload, {direct.mutable_data(), xs}, threads);
-      break;
+    case compressor::blosc2: blosc2_decompress_into(payload, direct_output(), threads); break;
     case compressor::zfp:
       // Every value is written by libzfp: no zero fill first.
-      direct = buffer::allocate(xs);
-      direct_used = true;
-      zfp_decompress_into(payload, n, zfp_, {direct.mutable_data(), xs});
+      zfp_decompress_into(payload, n, zfp_, direct_output());
       stage_order = native_byte_order();  // zfp yields host-order doubles
       break;
     case compressor::rle: bytes = rle_decompress(payload, xs); break;
