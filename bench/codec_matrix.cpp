@@ -3,8 +3,10 @@
 //
 //   * the reference's codec matrix (spec 03): encoding none and
 //     simple_packing 16/24/32, each with compression none, zstd, lz4, szip
-//     and blosc2, plus zfp at rate 16/24/32 — encode/decode MB/s, ratio,
-//     L∞/L1/L2 error and minor page faults per call;
+//     and blosc2, plus zfp at rate 16/24/32 and sz3 at abs 0.01 / 0.001 and
+//     rel 1e-4 — encode/decode MB/s, ratio, L∞/L1/L2 error and minor page
+//     faults per call; sz3's ratio also on the reference's own benchmark
+//     field (smooth 280 ± 30 K plus uniform ±0.1 noise);
 //   * the physical limit: single-pass memcpy and memcpy+xxh3 of the bytes;
 //   * the raw libraries (libzstd, liblz4, libaec, libzfp) on the same bytes;
 //   * ecCodes' grid_simple and grid_ccsds (when the importers are built);
@@ -46,6 +48,7 @@
 #include <tensogram/codecs/szip.hpp>
 #include <tensogram/format/hash.hpp>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "bench_util.hpp"
@@ -80,6 +83,8 @@ struct pipeline {
   int bits = 0;
   std::string compression = "none";
   double zfp_rate = 0;
+  std::string sz3_mode = {};  // sz3: "abs" / "rel" / "psnr"
+  double sz3_bound = 0;
   std::string blosc2_codec = {};  // empty: the library's default
   int szip_block_size = 16;       // spec 05 §1.1 (what convert-grib writes)
 };
@@ -121,7 +126,44 @@ tensogram::data_object_descriptor descriptor_for(const pipeline& c, std::size_t 
     d.params.set("zfp_mode", "fixed_rate");
     d.params.set("zfp_rate", c.zfp_rate);
   }
+  if (c.compression == "sz3") {
+    d.params.set("sz3_error_bound_mode", c.sz3_mode);
+    d.params.set("sz3_error_bound", c.sz3_bound);
+  }
   return d;
+}
+
+// ---- the reference's benchmark field ---------------------------------------------
+
+/// The field the reference's benchmarks generate (rust/benchmarks datagen,
+/// `generate_smooth_field`): a near-square grid, 280 + 30·sin(4 turns down
+/// the rows)·cos(4 turns along a row) plus uniform noise in [−0.1, 0.1) from
+/// SplitMix64. Used to set our sz3 ratios beside the reference's figures.
+std::vector<double> reference_smooth_field(std::size_t n, std::uint64_t seed) {
+  const auto cols = static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(n))));
+  const std::size_t rows = (n + cols - 1) / cols;
+  constexpr double tau = 6.283185307179586;
+  const double fi = tau * 4.0 / static_cast<double>(rows);
+  const double fj = tau * 4.0 / static_cast<double>(cols);
+  std::uint64_t state = seed;
+  const auto next_unit = [&state] {
+    state += 0x9e3779b97f4a7c15ULL;
+    std::uint64_t z = state;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return static_cast<double>(z >> 11) * (1.0 / static_cast<double>(std::uint64_t{1} << 53));
+  };
+  std::vector<double> v;
+  v.reserve(n);
+  for (std::size_t i = 0; i < rows && v.size() < n; ++i) {
+    for (std::size_t j = 0; j < cols && v.size() < n; ++j) {
+      const double signal =
+          30.0 * std::sin(fi * static_cast<double>(i)) * std::cos(fj * static_cast<double>(j));
+      v.push_back(280.0 + signal + 0.1 * (next_unit() * 2.0 - 1.0));
+    }
+  }
+  return v;
 }
 
 // ---- one row of ours -------------------------------------------------------------
@@ -356,6 +398,17 @@ int main(int argc, char** argv) {
       p.zfp_rate = rate;
       matrix.push_back(p);
     }
+    // sz3 at the issue's bounds (abs 0.01 is the reference's matrix row).
+    for (const auto& [mode, bound, label] :
+         {std::tuple<const char*, double, const char*>{"abs", 0.01, "0.01"},
+          {"abs", 0.001, "0.001"},
+          {"rel", 1e-4, "1e-4"}}) {
+      pipeline p = plain("sz3");
+      p.name = std::string("sz3 ") + mode + " " + label;
+      p.sz3_mode = mode;
+      p.sz3_bound = bound;
+      matrix.push_back(p);
+    }
 
     if (!cfg.json) std::fprintf(stderr, "codec matrix (%zu values):\n", n);
     std::vector<row> rows;
@@ -366,6 +419,27 @@ int main(int argc, char** argv) {
         row hashed = measure_ours(c, field, 0, true, cfg);
         hashed.name = "none +xxh3";
         rows.push_back(hashed);
+      }
+    }
+    // sz3 on the reference's field (ratio and error only: the comparison the
+    // issue asks for is with the reference's matrix figures).
+    struct sz3_ratio {
+      std::string name;
+      double percent = 0;
+      tb::error_norms error;
+    };
+    std::vector<sz3_ratio> sz3_ref;
+    {
+      progress(cfg, "sz3 on the reference's field");
+      const std::vector<double> ref_field = reference_smooth_field(n, 42);
+      config once = cfg;  // one call each: only the size and the error matter here
+      once.reps = 1;
+      once.budget = 0;
+      for (const pipeline& c : matrix) {
+        if (c.compression != "sz3") continue;
+        const row r = measure_ours(c, ref_field, 0, false, once);
+        sz3_ref.push_back(
+            {c.name, 100.0 * static_cast<double>(r.bytes) / (static_cast<double>(n) * 8), r.error});
       }
     }
     const auto find_row = [&](const std::string& name) -> const row& {
@@ -754,6 +828,14 @@ int main(int argc, char** argv) {
                             {"load_average_1min", {{"start", load_start}, {"end", load_average()}}}};
       out["matrix"] = nlohmann::json::array();
       for (const row& r : rows) out["matrix"].push_back(to_json(r, raw_bytes));
+      out["sz3_reference_field"] = nlohmann::json::array();
+      for (const auto& z : sz3_ref) {
+        out["sz3_reference_field"].push_back({{"name", z.name},
+                                              {"percent_of_input", z.percent},
+                                              {"linf", z.error.linf},
+                                              {"l1", z.error.l1},
+                                              {"l2", z.error.l2}});
+      }
       out["physical_limit"] = nlohmann::json::array();
       for (const peer& p : limits)
         out["physical_limit"].push_back({{"name", p.name}, {"time", to_json(p.encode, raw_bytes)}});
@@ -847,6 +929,14 @@ int main(int argc, char** argv) {
         load_start, load_average());
     print_row_header();
     for (const row& r : rows) print_row(r, raw_bytes);
+
+    std::printf(
+        "\nsz3 on the reference's benchmark field (280 +- 30 K, uniform +-0.1 noise, seed 42; the\n"
+        "reference's matrix: abs 0.01 -> 6.5 %% of the input):\n");
+    for (const auto& z : sz3_ref) {
+      std::printf("  %-22s %6.2f %% of input   Linf %.3g  L1 %.3g  L2 %.3g\n", z.name.c_str(), z.percent,
+                  z.error.linf, z.error.l1, z.error.l2);
+    }
 
     std::printf("\nphysical limit on the same %.1f MB:\n", raw_bytes / 1e6);
     for (const peer& p : limits) {

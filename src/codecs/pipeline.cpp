@@ -284,6 +284,23 @@ pipeline pipeline::build(const data_object_descriptor& d) {
     } else {
       throw encoding_error("unknown zfp_mode: " + m);
     }
+  } else if (c == "sz3") {
+    pl.compressor_ = compressor::sz3;
+    const cbor::value* mode = d.params.find("sz3_error_bound_mode");
+    if (mode == nullptr || !mode->is_text()) {
+      throw metadata_error("missing required parameter: sz3_error_bound_mode");
+    }
+    const std::string& m = *mode->as_text();
+    if (m == "abs") {
+      pl.sz3_.mode = sz3_error_bound_mode::abs;
+    } else if (m == "rel") {
+      pl.sz3_.mode = sz3_error_bound_mode::rel;
+    } else if (m == "psnr") {
+      pl.sz3_.mode = sz3_error_bound_mode::psnr;
+    } else {
+      throw encoding_error("unknown sz3_error_bound_mode: " + m);
+    }
+    pl.sz3_.bound = as_number(required(d, "sz3_error_bound"), "sz3_error_bound");
   } else if (c == "rle" || c == "roaring") {
     if (d.dtype != dtype::bitmask) {
       throw encoding_error("compression \"" + c +
@@ -291,20 +308,20 @@ pipeline pipeline::build(const data_object_descriptor& d) {
     }
     pl.compressor_ = c == "rle" ? compressor::rle : compressor::roaring;
   } else {
-    // sz3 has its own issue; unknown names land here too.
     throw encoding_error("unknown compression: " + c);
   }
   return pl;
 }
 
 void pipeline::check_encodable() const {
-  if (compressor_ == compressor::zfp) {
+  if (compressor_ == compressor::zfp || compressor_ == compressor::sz3) {
+    const std::string name = compressor_ == compressor::zfp ? "zfp" : "sz3";
     if (packing_ || shuffle_size_) {
       throw encoding_error(
-          "zfp must not follow simple_packing or shuffle: it would compress meaningless numbers");
+          name + " must not follow simple_packing or shuffle: it would compress meaningless numbers");
     }
     if (dtype_ != dtype::float64) {
-      throw encoding_error("zfp compresses float64 data only; got " + std::string(dtype_name(dtype_)));
+      throw encoding_error(name + " compresses float64 data only; got " + std::string(dtype_name(dtype_)));
     }
   }
   if (compressor_ == compressor::szip && packing_) {
@@ -406,6 +423,17 @@ pipeline::encoded pipeline::encode(std::span<const std::byte> raw, std::uint64_t
       }
       break;
     }
+    case compressor::sz3: {
+      // sz3 reads host-order doubles, like zfp (spec 03 §8.7).
+      if (declared != native_byte_order()) {
+        std::vector<std::byte> host = make_advised_bytes(s2.size());
+        copy_swapped(s2, host, 8);
+        out.payload = sz3_compress(host, sz3_);
+      } else {
+        out.payload = sz3_compress(s2, sz3_);
+      }
+      break;
+    }
     case compressor::rle: out.payload = rle_compress(s2); break;
     case compressor::roaring: out.payload = roaring_compress(s2); break;
   }
@@ -465,6 +493,19 @@ buffer pipeline::decode(std::span<const std::byte> payload, std::uint64_t n, byt
       // Every value is written by libzfp: no zero fill first.
       zfp_decompress_into(payload, n, zfp_, direct_output());
       stage_order = native_byte_order();  // zfp yields host-order doubles
+      break;
+    case compressor::sz3:
+      // The stream's own count must give the expected size (spec 03 §9.2);
+      // checked before the output is allocated.
+      if (xs % 8 != 0) {
+        throw encoding_error("sz3 decodes float64 values; " + std::to_string(x) +
+                             " decoded bytes are not a whole number of them");
+      }
+      if (const auto info = sz3_inspect(payload); info.num * 8 != x) {
+        size_mismatch("sz3", info.num * 8, x);
+      }
+      sz3_decompress_into(payload, xs / 8, direct_output());
+      stage_order = native_byte_order();  // sz3 yields host-order doubles
       break;
     case compressor::rle: bytes = rle_decompress(payload, xs); break;
     case compressor::roaring: bytes = roaring_decompress(payload, xs); break;

@@ -19,7 +19,7 @@ bytes f64_input(std::uint64_t n, tg::byte_order order = tg::native_byte_order())
 
 TEST(PipelineValidation, UnknownNames) {
   const bytes in = f64_input(8);
-  for (const char* c : {"sz3", "gzip", "ZSTD", ""}) {
+  for (const char* c : {"sz4", "gzip", "ZSTD", "SZ3", ""}) {
     SCOPED_TRACE(c);
     tg::data_object_descriptor d = f64_desc(8);
     d.compression = c;

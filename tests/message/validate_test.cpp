@@ -694,7 +694,7 @@ std::vector<catalogue_case> catalogue() {
                      one_object(enc(f32_descriptor()), be32({f1, f2}), 0x0001, false).msg, 0, std::nullopt));
   rows.push_back(row("zstd garbage", issue_code::decode_pipeline_failed, L::integrity,
                      with("compression", "zstd"), 0, df));
-  rows.push_back(row("sz3 not built", issue_code::pipeline_config_failed, L::integrity,
+  rows.push_back(row("sz3 without parameters", issue_code::pipeline_config_failed, L::integrity,
                      with("compression", "sz3"), 0, df));
 
   // -- fidelity --

@@ -164,6 +164,7 @@ TEST(CliDoctor, FeatureRowsFollowTheRegistry) {
   EXPECT_TRUE(is_compression_built_in("zstd"));
   EXPECT_TRUE(is_compression_built_in("lz4"));
   EXPECT_TRUE(is_compression_built_in("zfp"));
+  EXPECT_TRUE(is_compression_built_in("sz3"));
   EXPECT_TRUE(is_compression_built_in("none"));
   EXPECT_TRUE(is_compression_built_in("rle"));
   EXPECT_FALSE(is_compression_built_in("gzip"));

@@ -3,9 +3,8 @@
 // reference's check order (spec 03 §3) and runs it in both directions.
 //
 // Stages this build provides: encoding none/simple_packing; filter
-// none/shuffle; compression none/szip/zstd/lz4/blosc2/zfp/rle/roaring. `sz3`
-// is reported exactly as the reference reports a codec that is not compiled
-// in: "unknown compression: NAME" (Encoding error).
+// none/shuffle; compression none/szip/zstd/lz4/blosc2/zfp/sz3/rle/roaring
+// (all nine names of spec 02 §17).
 #pragma once
 
 #include <cstddef>
@@ -17,6 +16,7 @@
 
 #include "tensogram/codecs/blosc2.hpp"
 #include "tensogram/codecs/simple_packing.hpp"
+#include "tensogram/codecs/sz3.hpp"
 #include "tensogram/codecs/szip.hpp"
 #include "tensogram/codecs/zfp.hpp"
 #include "tensogram/core/buffer.hpp"
@@ -42,7 +42,7 @@ bool resolve_simple_packing_params(data_object_descriptor& d, std::span<const st
 
 class pipeline {
  public:
-  enum class compressor { none, szip, zstd, lz4, blosc2, zfp, rle, roaring };
+  enum class compressor { none, szip, zstd, lz4, blosc2, zfp, sz3, rle, roaring };
 
   /// Resolves every stage and parameter (decode side and pre-encoded mode:
   /// all parameters must be present). Throws `encoding_error` for unknown or
@@ -51,8 +51,8 @@ class pipeline {
   [[nodiscard]] static pipeline build(const data_object_descriptor& d);
 
   /// Stricter checks for writing (spec 03 §3.3, §7.6): rejects the
-  /// combinations the reference accepts but that do not round-trip (zfp after
-  /// simple_packing or shuffle or on non-float64 data; simple_packing + szip
+  /// combinations the reference accepts but that do not round-trip (zfp or
+  /// sz3 after simple_packing or shuffle or on non-float64 data; simple_packing + szip
   /// with B ∉ {8, 16, 24, 32}).
   void check_encodable() const;
 
@@ -104,6 +104,7 @@ class pipeline {
   int zstd_level_ = 3;
   blosc2_params blosc2_;
   zfp_params zfp_;
+  sz3_params sz3_;
 };
 
 }  // namespace tensogram::codecs

@@ -1,0 +1,79 @@
+// libFuzzer target: the sz3 stream reader (spec 03 §8.7, docs/sz3-format.md)
+// over arbitrary bytes, and the encoder's error bound as a property.
+//
+// The first byte chooses a bound; the rest is (1) decoded as an SZ3 stream,
+// which must end in a `tensogram::error` or a result, then (2) read as
+// doubles, compressed, decompressed — every finite value must come back
+// within the absolute bound, non-finite ones exactly (NaN as NaN) — and the
+// stream decoded again with one byte changed (must not crash).
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include <tensogram.hpp>
+#include <tensogram/codecs/sz3.hpp>
+
+#include "fuzz_common.hpp"
+
+namespace {
+
+namespace cx = tensogram::codecs;
+
+// Bounds what a stream may claim to hold before anything is allocated.
+constexpr std::uint64_t k_max_values = std::uint64_t{1} << 20;
+
+void decode_any(std::span<const std::byte> stream) {
+  try {
+    const cx::sz3_stream_info info = cx::sz3_inspect(stream);
+    if (info.num > k_max_values) return;
+    std::vector<double> d(static_cast<std::size_t>(info.num));
+    cx::sz3_decompress(stream, std::span<double>(d));
+    std::vector<float> f(static_cast<std::size_t>(info.num));
+    cx::sz3_decompress(stream, std::span<float>(f));
+  } catch (const tensogram::error&) {
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size < 2) return 0;
+  const std::uint8_t selector = data[0];
+  const std::span<const std::byte> rest = tensogram_fuzz::as_bytes(data + 1, size - 1);
+  decode_any(rest);
+
+  const std::size_t n = rest.size() / 8;
+  if (n == 0) return 0;
+  std::vector<double> values(n);
+  std::memcpy(values.data(), rest.data(), n * 8);
+  const double bound = std::ldexp(1.0, -static_cast<int>(selector % 24));  // 1 down to 2^-23
+  std::vector<std::byte> stream;
+  try {
+    const std::size_t shape[1] = {n};
+    stream = cx::sz3_compress(std::span<const double>(values), shape, {cx::sz3_error_bound_mode::abs, bound});
+  } catch (const tensogram::error&) {
+    std::abort();  // any doubles with a positive bound must compress
+  }
+  std::vector<double> back(n);
+  try {
+    cx::sz3_decompress(stream, std::span<double>(back));
+  } catch (const tensogram::error&) {
+    std::abort();  // our own stream must decode
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (std::isnan(values[i])) {
+      if (!std::isnan(back[i])) std::abort();
+    } else if (std::isinf(values[i])) {
+      if (back[i] != values[i]) std::abort();
+    } else if (!(std::fabs(back[i] - values[i]) <= bound)) {
+      std::abort();
+    }
+  }
+  const std::size_t at = (size * 2654435761ULL) % stream.size();
+  stream[at] ^= static_cast<std::byte>(selector | 1u);
+  decode_any(stream);
+  return 0;
+}

@@ -1,0 +1,61 @@
+// SZ3's lossless stage (docs/sz3-format.md §3).
+#include "lossless.hpp"
+
+#include <zstd.h>
+
+#include <string>
+
+#include "byte_io.hpp"
+
+namespace tensogram::codecs::sz3 {
+
+namespace {
+// SZ3's Lossless_zstd default.
+constexpr int zstd_level = 3;
+
+std::uint64_t declared_length(std::span<const std::byte> in) {
+  byte_reader r(in);
+  return r.get<std::uint64_t>("lossless length");
+}
+
+void decompress_frame(std::span<const std::byte> frame, std::span<std::byte> out) {
+  const std::size_t got = ZSTD_decompress(out.data(), out.size(), frame.data(), frame.size());
+  if (ZSTD_isError(got) != 0) fail(std::string("lossless stage: zstd: ") + ZSTD_getErrorName(got));
+  if (got != out.size()) {
+    fail("lossless stage: zstd frame holds " + std::to_string(got) + " bytes, " + std::to_string(out.size()) +
+         " declared");
+  }
+}
+}  // namespace
+
+void lossless_compress(std::span<const std::byte> in, std::vector<std::byte>& out) {
+  byte_writer w(out);
+  w.put<std::uint64_t>(in.size());
+  const std::size_t bound = ZSTD_compressBound(in.size());
+  const std::size_t at = w.reserve(bound);
+  const std::size_t n = ZSTD_compress(out.data() + at, bound, in.data(), in.size(), zstd_level);
+  if (ZSTD_isError(n) != 0) fail(std::string("lossless stage: zstd: ") + ZSTD_getErrorName(n));
+  out.resize(at + n);
+}
+
+std::vector<std::byte> lossless_decompress(std::span<const std::byte> in, std::uint64_t limit) {
+  const std::uint64_t length = declared_length(in);
+  if (length > limit) {
+    fail("lossless stage declares " + std::to_string(length) + " bytes, more than the " +
+         std::to_string(limit) + " this stream can hold");
+  }
+  std::vector<std::byte> out(static_cast<std::size_t>(length));
+  decompress_frame(in.subspan(8), out);
+  return out;
+}
+
+void lossless_decompress_into(std::span<const std::byte> in, std::span<std::byte> out) {
+  const std::uint64_t length = declared_length(in);
+  if (length != out.size()) {
+    fail("lossless stream declares " + std::to_string(length) + " bytes, expected " +
+         std::to_string(out.size()));
+  }
+  decompress_frame(in.subspan(8), out);
+}
+
+}  // namespace tensogram::codecs::sz3
