@@ -1,8 +1,8 @@
 """Round trips of every dtype through every pipeline (spec 02 §5, spec 03, spec 04 B.4).
 
 Lossless pipelines must give back the exact bytes; lossy ones (simple_packing,
-zfp) must stay within their error bound. Combinations the format does not
-allow (zfp or simple_packing on anything but float64, szip on elements wider
+zfp, sz3) must stay within their error bound. Combinations the format does not
+allow (zfp, sz3 or simple_packing on anything but float64, szip on elements wider
 than 32 bits) must raise ValueError with the library's message, never
 produce data.
 """
@@ -37,6 +37,9 @@ PIPELINES = {
     "zfp-rate": {"compression": "zfp", "zfp_mode": "fixed_rate", "zfp_rate": 24},
     "zfp-accuracy": {"compression": "zfp", "zfp_mode": "fixed_accuracy", "zfp_tolerance": 1e-3},
     "zfp-precision": {"compression": "zfp", "zfp_mode": "fixed_precision", "zfp_precision": 32},
+    "sz3-abs": {"compression": "sz3", "sz3_error_bound_mode": "abs", "sz3_error_bound": 1e-3},
+    "sz3-rel": {"compression": "sz3", "sz3_error_bound_mode": "rel", "sz3_error_bound": 1e-5},
+    "sz3-psnr": {"compression": "sz3", "sz3_error_bound_mode": "psnr", "sz3_error_bound": 80.0},
     "rle": {"compression": "rle"},
     "roaring": {"compression": "roaring"},
 }
@@ -71,8 +74,8 @@ def expected_error(dtype: str, pipeline: dict):
     """The message fragment of the error a disallowed combination gives, or None."""
     if pipeline.get("encoding") == "simple_packing" and dtype != "float64":
         return "simple_packing only supports float64"
-    if pipeline.get("compression") == "zfp" and dtype != "float64":
-        return "zfp compresses float64 data only"
+    if pipeline.get("compression") in ("zfp", "sz3") and dtype != "float64":
+        return f"{pipeline['compression']} compresses float64 data only"
     compression = pipeline.get("compression")
     if compression in ("rle", "roaring") and dtype != "bitmask":
         return f'compression "{compression}" only supports dtype=bitmask'
@@ -111,7 +114,7 @@ def test_round_trip(dtype, pipeline_name, rng):
     assert d.encoding == pipeline.get("encoding", "none")
     assert d.compression == pipeline.get("compression", "none")
 
-    lossy = pipeline.get("encoding") == "simple_packing" or pipeline.get("compression") == "zfp"
+    lossy = pipeline.get("encoding") == "simple_packing" or pipeline.get("compression") in ("zfp", "sz3")
     if dtype == "bitmask":
         assert arr.dtype == np.uint8 and arr.shape == (len(raw),)
         assert arr.tobytes() == raw
@@ -126,6 +129,11 @@ def test_round_trip(dtype, pipeline_name, rng):
             "zfp-rate": 1e-2,
             "zfp-accuracy": 1e-3,
             "zfp-precision": 1e-4,
+            "sz3-abs": 1e-3,
+            "sz3-rel": 1e-5 * span,
+            # SZ3's bound for a PSNR target p (docs/sz3-format.md §7); numpy may round
+            # this formula one ulp below the library, hence the 1e-12 slack
+            "sz3-psnr": span * 10 ** (-(80.0 + 10 * np.log10(1 - 2 / 3 * 0.99)) / 20) * (1 + 1e-12),
         }[pipeline_name]
         assert np.max(np.abs(arr - original)) <= bound
     else:

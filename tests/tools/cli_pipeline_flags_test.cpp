@@ -303,6 +303,21 @@ TEST_F(PipelineFlags, ZfpModes) {
     EXPECT_EQ(int_param(o.descriptor(), "zfp_precision"), 40);
     EXPECT_LE(worst_error(o), 1e-3);
   }
+  {
+    // sz3: abs by default; the bound holds exactly.
+    const decoded_object o = convert("f8", {"--compression", "sz3", "--sz3-bound", "1e-3"});
+    EXPECT_EQ(o.descriptor().compression, "sz3");
+    EXPECT_EQ(*o.descriptor().params.find("sz3_error_bound_mode")->as_text(), "abs");
+    EXPECT_EQ(*o.descriptor().params.find("sz3_error_bound")->as_double(), 1e-3);
+    EXPECT_LE(worst_error(o), 1e-3);
+  }
+  {
+    const decoded_object o =
+        convert("f8be", {"--compression", "sz3", "--sz3-mode", "rel", "--sz3-bound", "1e-4"});
+    EXPECT_EQ(*o.descriptor().params.find("sz3_error_bound_mode")->as_text(), "rel");
+    const auto [lo, hi] = std::minmax_element(want.begin(), want.end());
+    EXPECT_LE(worst_error(o), 1e-4 * (*hi - *lo));
+  }
 }
 
 TEST_F(PipelineFlags, AppliedToEveryArray) {
@@ -357,6 +372,15 @@ TEST_F(PipelineFlags, ImpossibleCombinationsAreUsageErrors) {
   expect_failure("f8", {"--compression", "szip", "--szip-flags", "128", "--filter", "shuffle"}, 2,
                  "--szip-flags 128 has bits outside the 7 libaec flags (0..127)");
   expect_failure("f8", {"--szip-rsi", "64"}, 2, "--szip-rsi requires --compression szip");
+  expect_failure("f8", {"--compression", "sz3"}, 2, "--compression sz3 needs --sz3-bound");
+  expect_failure("f8", {"--sz3-bound", "0.1"}, 2, "--sz3-bound requires --compression sz3");
+  expect_failure("f8", {"--compression", "zstd", "--sz3-mode", "rel"}, 2,
+                 "--sz3-mode requires --compression sz3");
+  expect_failure("f8", {"--compression", "sz3", "--sz3-bound", "0.1", "--sz3-mode", "pwrel"}, 2,
+                 "--sz3-mode: pwrel not in");
+  expect_failure("f8", {"--compression", "sz3", "--sz3-bound", "-1"}, 2, "--sz3-bound");
+  expect_failure("f8", {"--compression", "sz3", "--sz3-bound", "0.1", "--filter", "shuffle"}, 2,
+                 "--compression sz3 cannot follow --filter shuffle");
   // A codec the spec lists but this build lacks gets its own message.
   for (const char* codec : {"blosc2"}) {
     if (!is_compression_built_in(codec)) {
@@ -374,6 +398,8 @@ TEST_F(PipelineFlags, DataThePipelineCannotTakeIsARuntimeError) {
                  i4 + ": --encoding simple_packing needs float64 data, got int32");
   expect_failure("f4", {"--compression", "zfp", "--zfp-rate", "16"}, 1,
                  f4 + ": --compression zfp needs float64 data, got float32");
+  expect_failure("f4", {"--compression", "sz3", "--sz3-bound", "0.1"}, 1,
+                 f4 + ": --compression sz3 needs float64 data, got float32");
   // 1000 values x 20 bits = 2500 bytes, not whole 3-byte elements.
   expect_failure(
       "f8", {"--encoding", "simple_packing", "--bits", "20", "--filter", "shuffle"}, 1,
@@ -390,6 +416,7 @@ TEST(PipelineFlagSets, ChoicesComeFromTheRegistry) {
   const std::vector<std::string> ref = compression_choices(pipeline_flag_set::reference);
   for (const std::string& c : ext) EXPECT_TRUE(is_compression_built_in(c)) << c;
   EXPECT_NE(std::find(ext.begin(), ext.end(), "zfp"), ext.end());
+  EXPECT_NE(std::find(ext.begin(), ext.end(), "sz3"), ext.end());
   // spec 04 §A.5: the converters do not offer zfp or sz3.
   EXPECT_EQ(std::find(ref.begin(), ref.end(), "zfp"), ref.end());
   EXPECT_EQ(std::find(ref.begin(), ref.end(), "sz3"), ref.end());

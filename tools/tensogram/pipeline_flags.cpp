@@ -27,13 +27,17 @@ constexpr std::uint32_t default_szip_block_size = 16;
 constexpr std::uint32_t default_szip_flags = codecs::szip_flags::data_preprocess;  // 8
 
 const std::vector<std::string> zfp_modes = {"fixed_rate", "fixed_precision", "fixed_accuracy"};
+const std::vector<std::string> sz3_modes = {"abs", "rel", "psnr"};
 
 // The codecs each set knows how to parameterise: the reference converters'
-// list (spec 04 §A.5, "zfp/sz3 are not offered here"), plus zfp for the
-// extended set. Whether each one exists is the registry's answer.
+// list (spec 04 §A.5, "zfp/sz3 are not offered here"), plus zfp and sz3
+// for the extended set. Whether each one exists is the registry's answer.
 std::vector<std::string> candidate_codecs(pipeline_flag_set set) {
   std::vector<std::string> c = {"none", "szip", "zstd", "lz4", "blosc2"};
-  if (set == pipeline_flag_set::extended) c.emplace_back("zfp");
+  if (set == pipeline_flag_set::extended) {
+    c.emplace_back("zfp");
+    c.emplace_back("sz3");
+  }
   return c;
 }
 
@@ -75,6 +79,12 @@ std::optional<std::string> first_zfp_flag(const pipeline_flags& f) {
   return std::nullopt;
 }
 
+std::optional<std::string> first_sz3_flag(const pipeline_flags& f) {
+  if (f.sz3_mode) return "--sz3-mode";
+  if (f.sz3_bound) return "--sz3-bound";
+  return std::nullopt;
+}
+
 std::optional<std::string> first_szip_flag(const pipeline_flags& f) {
   if (f.szip_rsi) return "--szip-rsi";
   if (f.szip_block_size) return "--szip-block-size";
@@ -90,14 +100,23 @@ std::string zfp_mode_of(const pipeline_flags& f) {
   return "fixed_accuracy";
 }
 
-void validate_zfp(const pipeline_flags& f) {
+// spec 03 §3.3: zfp and sz3 after packing or shuffling compress meaningless
+// numbers; the library refuses to write them (docs/pipeline.md).
+void require_raw_values(const pipeline_flags& f) {
   if (f.encoding != "none" || f.filter != "none") {
-    // spec 03 §3.3: zfp after packing or shuffling compresses meaningless
-    // numbers; the library refuses to write it (docs/pipeline.md).
     const std::string flag = f.encoding != "none" ? "--encoding " + f.encoding : "--filter " + f.filter;
-    throw usage_error("--compression zfp cannot follow " + flag +
-                      " (zfp compresses the float64 values themselves)");
+    throw usage_error("--compression " + f.compression + " cannot follow " + flag + " (" + f.compression +
+                      " compresses the float64 values themselves)");
   }
+}
+
+void validate_sz3(const pipeline_flags& f) {
+  require_raw_values(f);
+  if (!f.sz3_bound) throw usage_error("--compression sz3 needs --sz3-bound");
+}
+
+void validate_zfp(const pipeline_flags& f) {
+  require_raw_values(f);
   std::vector<std::string> given;
   if (f.zfp_rate) given.emplace_back("--zfp-rate");
   if (f.zfp_precision) given.emplace_back("--zfp-precision");
@@ -208,6 +227,16 @@ void add_pipeline_flags(CLI::App& cmd, pipeline_flags& flags, pipeline_flag_set 
         ->check(CLI::PositiveNumber)
         ->type_name("T")
         ->group(group);
+    cmd.add_option("--sz3-mode", flags.sz3_mode,
+                   "sz3 error bound: abs (largest absolute error), rel (fraction of the value range) or psnr "
+                   "(dB); default abs")
+        ->check(CLI::IsMember(sz3_modes))
+        ->type_name("MODE")
+        ->group(group);
+    cmd.add_option("--sz3-bound", flags.sz3_bound, "sz3 error bound in the --sz3-mode's unit; 0 is lossless")
+        ->check(CLI::NonNegativeNumber)
+        ->type_name("B")
+        ->group(group);
     cmd.add_option("--szip-rsi", flags.szip_rsi,
                    "szip blocks per reference sample interval (1-4096, default 128)")
         ->type_name("N")
@@ -243,10 +272,14 @@ void validate_pipeline_flags(const pipeline_flags& f, pipeline_flag_set set) {
   if (const auto flag = first_zfp_flag(f); flag && !is_zfp(f)) {
     throw usage_error(*flag + " requires --compression zfp");
   }
+  if (const auto flag = first_sz3_flag(f); flag && f.compression != "sz3") {
+    throw usage_error(*flag + " requires --compression sz3");
+  }
   if (const auto flag = first_szip_flag(f); flag && f.compression != "szip") {
     throw usage_error(*flag + " requires --compression szip");
   }
   if (is_zfp(f)) validate_zfp(f);
+  if (f.compression == "sz3") validate_sz3(f);
   if (f.compression == "szip") validate_szip(f);
 }
 
@@ -307,6 +340,13 @@ void apply_pipeline_flags(const pipeline_flags& f, data_object_descriptor& d, co
     if (mode == "fixed_rate") d.params.set("zfp_rate", cbor::value(*f.zfp_rate));
     if (mode == "fixed_precision") d.params.set("zfp_precision", cbor::value(*f.zfp_precision));
     if (mode == "fixed_accuracy") d.params.set("zfp_tolerance", cbor::value(*f.zfp_tolerance));
+  } else if (f.compression == "sz3") {
+    if (d.dtype != dtype::float64) {
+      throw tool_error(what + ": --compression sz3 needs float64 data, got " +
+                       std::string(dtype_name(d.dtype)));
+    }
+    d.params.set("sz3_error_bound_mode", cbor::value(f.sz3_mode.value_or("abs")));
+    d.params.set("sz3_error_bound", cbor::value(*f.sz3_bound));
   }
 }
 

@@ -6,8 +6,8 @@
 //   `--bits`, `--filter`, `--compression`, `--compression-level`), with the
 //   reference's leniency: `--bits` without simple_packing and a level for a
 //   codec without levels are ignored. For the GRIB/NetCDF importers.
-// * `extended`: the same plus zfp and per-codec tuning (`--zfp-*`,
-//   `--szip-*`), for commands of tensogram-cpp only (`convert-npy`). Having
+// * `extended`: the same plus zfp, sz3 and per-codec tuning (`--zfp-*`,
+//   `--sz3-*`, `--szip-*`), for commands of tensogram-cpp only (`convert-npy`). Having
 //   no scripts to stay compatible with, it rejects flags that would be
 //   ignored, so a typo never silently changes the output.
 //
@@ -41,6 +41,8 @@ struct pipeline_flags {
   std::optional<double> zfp_rate;
   std::optional<std::uint32_t> zfp_precision;
   std::optional<double> zfp_tolerance;
+  std::optional<std::string> sz3_mode;
+  std::optional<double> sz3_bound;
   std::optional<std::uint32_t> szip_rsi;
   std::optional<std::uint32_t> szip_block_size;
   std::optional<std::uint32_t> szip_flags;
@@ -62,7 +64,7 @@ void validate_pipeline_flags(const pipeline_flags& flags, pipeline_flag_set set)
 /// Sets encoding, filter, compression and their parameters on `d` (one
 /// object; simple_packing's reference value and scale factors are computed by
 /// the encoder from the data). Throws `tool_error` naming `what` when the
-/// pipeline cannot take this object (simple_packing or zfp on non-float64
+/// pipeline cannot take this object (simple_packing, zfp or sz3 on non-float64
 /// data, szip on samples wider than 32 bits).
 void apply_pipeline_flags(const pipeline_flags& flags, data_object_descriptor& d, const std::string& what);
 

@@ -285,6 +285,39 @@ TEST(Sz3Stream, SmoothDataCompressesWell) {
   EXPECT_LT(s.size() * 10, v.size() * 8) << s.size();
 }
 
+// A random walk is where SZ3's tuning prefers Lorenzo (docs/sz3-format.md
+// §7): the Lorenzo stream is written, decoded and within the bound.
+TEST(Sz3Stream, RandomWalkTakesTheLorenzoPredictor) {
+  std::mt19937_64 rng(1);
+  std::normal_distribution<double> g(0, 0.01);
+  std::vector<double> v(100000);
+  double x = 0;
+  for (auto& e : v) {
+    x += g(rng);
+    e = x;
+  }
+  const std::array<std::size_t, 1> shape{v.size()};
+  const bytes s =
+      tg::codecs::sz3_compress(std::span<const double>(v), shape, {sz3_error_bound_mode::abs, 1e-2});
+  EXPECT_EQ(tg::codecs::sz3_inspect(s).algorithm, "lorenzo_regression");
+  std::vector<double> out(v.size());
+  tg::codecs::sz3_decompress(s, std::span<double>(out));
+  EXPECT_LE(max_error(v, out), 1e-2);
+}
+
+// White noise at a bound far below its spacing does not compress 3:1, and
+// plain zstd is smaller: SZ3 then writes the lossless mode.
+TEST(Sz3Stream, IncompressibleDataFallsBackToLossless) {
+  const auto v = noisy(50000);
+  const std::array<std::size_t, 1> shape{v.size()};
+  const bytes s =
+      tg::codecs::sz3_compress(std::span<const double>(v), shape, {sz3_error_bound_mode::abs, 1e-15});
+  EXPECT_EQ(tg::codecs::sz3_inspect(s).algorithm, "lossless");
+  std::vector<double> out(v.size());
+  tg::codecs::sz3_decompress(s, std::span<double>(out));
+  EXPECT_EQ(out, v);
+}
+
 TEST(Sz3Stream, NonFiniteValuesSurviveAsUnpredictable) {
   auto v = smooth(5000);
   v[10] = std::numeric_limits<double>::infinity();

@@ -17,7 +17,7 @@ _tensogram_options() {
         merge) printf '%s\n' '-h --help -o --output -s --strategy -V --version --threads --allow-nan --allow-inf --nan-mask-method --pos-inf-mask-method --neg-inf-mask-method --small-mask-threshold -q --quiet' ;;
         split) printf '%s\n' '-h --help -o --output -V --version --threads --allow-nan --allow-inf --nan-mask-method --pos-inf-mask-method --neg-inf-mask-method --small-mask-threshold -q --quiet' ;;
         reshuffle) printf '%s\n' '-h --help -o --output -V --version --threads --allow-nan --allow-inf --nan-mask-method --pos-inf-mask-method --neg-inf-mask-method --small-mask-threshold -q --quiet' ;;
-        convert-npy) printf '%s\n' '-h --help -o --output --meta --encoding --bits --filter --compression --compression-level --zfp-mode --zfp-rate --zfp-precision --zfp-tolerance --szip-rsi --szip-block-size --szip-flags -V --version --threads --allow-nan --allow-inf --nan-mask-method --pos-inf-mask-method --neg-inf-mask-method --small-mask-threshold -q --quiet' ;;
+        convert-npy) printf '%s\n' '-h --help -o --output --meta --encoding --bits --filter --compression --compression-level --zfp-mode --zfp-rate --zfp-precision --zfp-tolerance --sz3-mode --sz3-bound --szip-rsi --szip-block-size --szip-flags -V --version --threads --allow-nan --allow-inf --nan-mask-method --pos-inf-mask-method --neg-inf-mask-method --small-mask-threshold -q --quiet' ;;
         to-npy) printf '%s\n' '-h --help -o --output -V --version --threads --allow-nan --allow-inf --nan-mask-method --pos-inf-mask-method --neg-inf-mask-method --small-mask-threshold -q --quiet' ;;
         convert-grib) printf '%s\n' '-h --help -o --output --split --all-keys --encoding --bits --filter --compression --compression-level -V --version --threads --allow-nan --allow-inf --nan-mask-method --pos-inf-mask-method --neg-inf-mask-method --small-mask-threshold -q --quiet' ;;
         convert-netcdf) printf '%s\n' '-h --help -o --output --split-by --cf --root-group-only --encoding --bits --filter --compression --compression-level -V --version --threads --allow-nan --allow-inf --nan-mask-method --pos-inf-mask-method --neg-inf-mask-method --small-mask-threshold -q --quiet' ;;
@@ -44,7 +44,7 @@ _tensogram_takes_value() {
         merge:-o|merge:--output|merge:-s|merge:--strategy) return 0 ;;
         split:-o|split:--output) return 0 ;;
         reshuffle:-o|reshuffle:--output) return 0 ;;
-        convert-npy:-o|convert-npy:--output|convert-npy:--meta|convert-npy:--encoding|convert-npy:--bits|convert-npy:--filter|convert-npy:--compression|convert-npy:--compression-level|convert-npy:--zfp-mode|convert-npy:--zfp-rate|convert-npy:--zfp-precision|convert-npy:--zfp-tolerance|convert-npy:--szip-rsi|convert-npy:--szip-block-size|convert-npy:--szip-flags) return 0 ;;
+        convert-npy:-o|convert-npy:--output|convert-npy:--meta|convert-npy:--encoding|convert-npy:--bits|convert-npy:--filter|convert-npy:--compression|convert-npy:--compression-level|convert-npy:--zfp-mode|convert-npy:--zfp-rate|convert-npy:--zfp-precision|convert-npy:--zfp-tolerance|convert-npy:--sz3-mode|convert-npy:--sz3-bound|convert-npy:--szip-rsi|convert-npy:--szip-block-size|convert-npy:--szip-flags) return 0 ;;
         to-npy:-o|to-npy:--output) return 0 ;;
         convert-grib:-o|convert-grib:--output|convert-grib:--encoding|convert-grib:--bits|convert-grib:--filter|convert-grib:--compression|convert-grib:--compression-level) return 0 ;;
         convert-netcdf:-o|convert-netcdf:--output|convert-netcdf:--split-by|convert-netcdf:--encoding|convert-netcdf:--bits|convert-netcdf:--filter|convert-netcdf:--compression|convert-netcdf:--compression-level) return 0 ;;
@@ -59,8 +59,9 @@ _tensogram_choices() {
     case $1:$2 in
         convert-npy:--encoding) printf '%s\n' 'none simple_packing' ;;
         convert-npy:--filter) printf '%s\n' 'none shuffle' ;;
-        convert-npy:--compression) printf '%s\n' 'none szip zstd lz4 blosc2 zfp' ;;
+        convert-npy:--compression) printf '%s\n' 'none szip zstd lz4 blosc2 zfp sz3' ;;
         convert-npy:--zfp-mode) printf '%s\n' 'fixed_rate fixed_precision fixed_accuracy' ;;
+        convert-npy:--sz3-mode) printf '%s\n' 'abs rel psnr' ;;
         convert-grib:--encoding) printf '%s\n' 'none simple_packing' ;;
         convert-grib:--filter) printf '%s\n' 'none shuffle' ;;
         convert-grib:--compression) printf '%s\n' 'none szip zstd lz4 blosc2' ;;
