@@ -31,7 +31,7 @@ fi
 fixtures=$(cd "$fixtures" && pwd)
 
 targets=(fuzz_decode_message fuzz_decode_metadata fuzz_scan fuzz_file_source fuzz_blosc2 fuzz_sz3
-         fuzz_metatensor_file fuzz_metatensor_schema)
+         fuzz_metatensor_file fuzz_metatensor_schema fuzz_metatensor_stream)
 cmake --build "$build_dir" --target "${targets[@]}" -j "$(nproc)"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/tensogram-fuzz.XXXXXX")
