@@ -141,16 +141,8 @@ double sampled_ratio(const stream_config& test, const std::vector<std::vector<T>
     const std::vector<int> s = d.compress(test, work.data());
     symbols.insert(symbols.end(), s.begin(), s.end());
   }
-  huffman_coder coder;
-  coder.build(symbols, d.symbol_count());
-  std::vector<std::byte> buffer;
-  byte_writer w(buffer);
-  d.save(w);
-  coder.save(w);
-  w.put<std::uint64_t>(symbols.size());
-  coder.encode(symbols, w);
   std::vector<std::byte> packed;
-  lossless_compress(buffer, packed);
+  frame_symbols(d, symbols, packed);
   return static_cast<double>(test.num * blocks.size() * sizeof(T)) / static_cast<double>(packed.size());
 }
 
