@@ -16,7 +16,8 @@ SHELL := /bin/bash
 # reads in src/io/; nginx-light: the loopback HTTP server of the remote tests; libpcre2-dev:
 # metatensor schema `pattern` keywords; pybind11/python3-*: the Python module,
 # its xarray engine and its pytest suite; libeccodes-dev/libnetcdf-dev: the GRIB and
-# NetCDF importers; libhwy-dev: SIMD kernels with run-time dispatch).
+# NetCDF importers; libhwy-dev: SIMD kernels with run-time dispatch; libngtcp2*/libgnutls28:
+# metatensor streaming over QUIC).
 # `--no-install-recommends` skips what clang only recommends, so its
 # libFuzzer/sanitizer runtimes (libclang-rt-14-dev) are listed explicitly.
 DEPS := build-essential cmake pkg-config \
@@ -24,6 +25,7 @@ DEPS := build-essential cmake pkg-config \
         libzstd-dev liblz4-dev zlib1g-dev libaec-dev libzfp-dev libpcre2-dev libhwy-dev \
         python3-zstandard python3-lz4 libaec-tools \
         libcurl4-openssl-dev nginx-light \
+        libngtcp2-dev libngtcp2-crypto-gnutls-dev libgnutls28-dev \
         pybind11-dev python3-dev python3-numpy python3-xarray python3-dask python3-pytest \
         libeccodes-dev libnetcdf-dev \
         libgtest-dev libgmock-dev libbenchmark-dev \

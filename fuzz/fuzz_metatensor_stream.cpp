@@ -1,9 +1,12 @@
 // libFuzzer target: the metatensor streaming protocol's parsers (spec 06
 // §10.3): arbitrary bytes as one stream, split into frames by frame_reader
 // (fed in two pieces, as a network delivers them) and every frame's JSON
-// payload parsed; each must end in a result or a protocol_error.
+// payload parsed; each must end in a result or a protocol_error.  The same
+// bytes then go, in the same two pieces, to a client's tensor_stream_receiver
+// (§10.4), which must write only inside its destination.
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include <metatensor/stream_protocol.hpp>
 
@@ -43,6 +46,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       parse_payload(*f);
       reader.expect_payload_limit(std::uint64_t{1} << 16);
     }
+  } catch (const ms::protocol_error&) {
+  }
+  // A request for bytes [3, 3 + n) of a 300-byte tensor at abs(t) 40, n from the input.
+  const std::uint64_t n = size > 1 ? data[1] : 0;
+  std::vector<std::byte> destination(static_cast<std::size_t>(n));
+  try {
+    ms::tensor_stream_receiver receiver(ms::get_payload{"t", ms::byte_range{3, 3 + n}, 3, false}, 40, 300,
+                                        destination);
+    receiver.feed(bytes.first(cut));
+    receiver.feed(bytes.subspan(cut));
+    receiver.finish();
   } catch (const ms::protocol_error&) {
   }
   return 0;

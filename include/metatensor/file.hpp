@@ -21,6 +21,11 @@
 // `A`) is copied into a buffer aligned to it (§9); the same holds for a
 // memory map when R exceeds the page size. Typed views are therefore always
 // aligned to their element type.
+//
+// Remote files (§10): `from_header_image` validates a sparse image whose
+// tensor data arrives later, deferring the BlobRef checks to
+// `check_blob_refs`, which the caller runs per tensor before using its
+// BlobRefs (§8.1, §10.7); such an image is never copied.
 #pragma once
 
 #include <complex>
@@ -404,6 +409,20 @@ class file {
   /// Validates an in-memory image (copied into an aligned buffer when its
   /// base address is not aligned, §9).
   [[nodiscard]] static file from_buffer(tensogram::buffer image);
+  /// Validates the header of a sparse file image (§10.4 step 3, §10.7): an
+  /// image of the whole file size whose bytes [0, 8 + N) are present while
+  /// its tensor data may not have arrived yet. Runs every structural check
+  /// of §8.1 in §8.2 order except the BlobRef checks of §6.4 (step 8, the
+  /// only one that reads tensor data): run `check_blob_refs` for a tensor
+  /// once its primary and heap are in the image, before dereferencing any
+  /// of its BlobRefs (§8.1 allows deferring them). Reads only the header.
+  ///
+  /// The image is never copied: views point into it, so bytes written into
+  /// it later (through the memory the caller owns) are what they see. Throws
+  /// `metatensor::error` for the first violation, and
+  /// `tensogram::invalid_arg_error` when the base address is not aligned to
+  /// the file's largest placement alignment (where `from_buffer` would copy).
+  [[nodiscard]] static file from_header_image(tensogram::buffer image);
 
   [[nodiscard]] const safetensors::file& base() const noexcept;
   /// The file alignment A (§3.1).
@@ -429,6 +448,16 @@ class file {
   [[nodiscard]] flat_view flat(std::string_view name) const;
   [[nodiscard]] record_view records(std::string_view name) const;
   [[nodiscard]] blob_view blobs(std::string_view name) const;
+
+  /// The BlobRef checks of §6.4 (step 8 of §8.2) for one logical tensor:
+  /// every BlobRef of its index or records inside its heap, List blobs
+  /// aligned. Throws the `metatensor::error` (MT_BLOB_BOUNDS, MT_BLOB_ALIGN,
+  /// same message) that `open` reports for it; a no-op for tensors without
+  /// a heap; `tensogram::invalid_arg_error` when `logical_name` is not
+  /// present. Needed after `from_header_image` (whose files skip step 8),
+  /// once the tensor's primary and heap bytes are in the image; redundant
+  /// (but harmless) for files opened with `open` / `from_buffer`.
+  void check_blob_refs(std::string_view logical_name) const;
 
   /// Deep validation (§8.1, §8.3), in this order over the whole file: BOOL
   /// bytes [MT_BOOL], String UTF-8 [MT_UTF8], record padding, heap gaps and

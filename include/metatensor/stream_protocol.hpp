@@ -209,6 +209,11 @@ class tensor_stream_check {
   /// Feeds the next frame; returns the DATA payload's destination offset
   /// (abs(t) + b) when `f` is the DATA frame.
   std::optional<std::uint64_t> on_frame(const frame& f);
+  /// The type and length of the DATA frame, before its payload: a receiver
+  /// that streams the payload to its destination (rather than buffering the
+  /// frame) calls this instead of `on_frame`, with the same checks; returns
+  /// the destination offset abs(t) + b.
+  std::uint64_t on_data_header(std::uint64_t length);
   /// The server ended its side: fine only after the DATA frame.
   void on_fin() const;
   [[nodiscard]] bool complete() const noexcept { return state_ == state::data_received; }
@@ -219,6 +224,41 @@ class tensor_stream_check {
   byte_range range_;
   std::uint64_t offset_;
   state state_ = state::awaiting_response;
+};
+
+/// The client's receiving side of one tensor stream (§10.4): splits the
+/// stream into frames without buffering DATA.  RESPONSE and ERROR (JSON, at
+/// most 1 MiB) go through a `tensor_stream_check`; the DATA payload is
+/// checked by its announced length first and then copied into `destination`
+/// as it arrives, so a tensor is written once, straight to where it lives.
+class tensor_stream_receiver {
+ public:
+  /// `destination` must hold exactly e − b bytes (std::invalid_argument
+  /// otherwise); MT_BAD_RANGE as for `tensor_stream_check`.
+  tensor_stream_receiver(const get_payload& request, std::uint64_t tensor_offset, std::uint64_t tensor_size,
+                         std::span<std::byte> destination);
+  /// The next bytes of the stream.  Throws `protocol_error`: the server's
+  /// ERROR (then `refused()` is true), or a violation of §10.3/§10.4.
+  void feed(std::span<const std::byte> bytes);
+  /// The server ended the stream: fine only after the whole DATA payload.
+  void finish() const;
+  /// DATA payload bytes written to the destination so far.
+  [[nodiscard]] std::uint64_t data_received() const noexcept { return data_received_; }
+  /// True when the stream carried the server's ERROR frame.
+  [[nodiscard]] bool refused() const noexcept { return refused_; }
+
+ private:
+  void on_json_frame(frame_type type, std::vector<std::byte> payload);
+
+  tensor_stream_check check_;
+  std::span<std::byte> destination_;
+  std::vector<std::byte> head_;  // partial type and length varints
+  std::optional<frame_type> json_type_;
+  std::vector<std::byte> json_;
+  std::uint64_t length_ = 0;  // payload size of the current frame
+  bool in_data_ = false;
+  std::uint64_t data_received_ = 0;
+  bool refused_ = false;
 };
 
 }  // namespace metatensor::streaming

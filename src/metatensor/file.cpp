@@ -11,7 +11,9 @@
 //   6. dtypes and shapes (§5.1);
 //   7. padding tensors (§3.3), header length (§3.4), placement (§6.6);
 //   8. BlobRefs (§6.4).
-// Tensor data is read only in step 8, and only the BlobRefs themselves.
+// Tensor data is read only in step 8, and only the BlobRefs themselves;
+// `from_header_image` skips it and `file::check_blob_refs` runs it per tensor
+// once the tensor's bytes have arrived (§8.1, §10.7).
 #include "metatensor/file.hpp"
 
 #include <algorithm>
@@ -395,36 +397,46 @@ bool blob_ok(blob_ref ref, const type_layout& type, std::uint64_t heap_size) noe
   return size != 0 && ref.length % size == 0 && (align == 0 || ref.offset % align == 0);
 }
 
-void check_blob_refs(const state& s) {
-  for (const auto& [name, lt] : s.tensors) {
-    const auto& l = *lt.layout;
-    if (lt.heap == nullptr) continue;
-    const std::uint64_t heap_size = lt.heap->bytes().size();
-    const auto bytes = lt.primary->bytes();
-    if (l.kind == tensor_kind::blob) {
-      for (std::uint64_t i = 0; i < lt.count; ++i) {
-        const auto ref = detail::read_blob_ref(bytes.data() + i * 16);
-        if (!blob_ok(ref, l.item, heap_size))
-          check_blob(detail::quoted(name) + " element " + num(i), ref, l.item, heap_size);
-      }
-    } else if (l.kind == tensor_kind::record && l.record) {
-      std::vector<blob_slot> slots;
-      collect_slots(*l.record, 0, slots);
-      const std::uint64_t rec = l.record->size;
-      for (std::uint64_t i = 0; i < lt.count; ++i) {
-        for (const auto& slot : slots) {
-          const auto ref = detail::read_blob_ref(bytes.data() + i * rec + slot.offset);
-          if (!blob_ok(ref, *slot.type, heap_size)) {
-            check_blob(detail::quoted(name) + " record " + num(i) + " at byte " + num(slot.offset), ref,
-                       *slot.type, heap_size);
-          }
+// Step 8 for one logical tensor: the BlobRefs of its index or records
+// against its heap. Shared by `validate` (every tensor, at open) and
+// `file::check_blob_refs` (one tensor, once its bytes arrived: §8.1 lets a
+// reader defer these checks, §10.7 runs them per tensor).
+void check_tensor_blob_refs(const std::string& name, const state::logical& lt) {
+  const auto& l = *lt.layout;
+  if (lt.heap == nullptr) return;
+  const std::uint64_t heap_size = lt.heap->bytes().size();
+  const auto bytes = lt.primary->bytes();
+  if (l.kind == tensor_kind::blob) {
+    for (std::uint64_t i = 0; i < lt.count; ++i) {
+      const auto ref = detail::read_blob_ref(bytes.data() + i * 16);
+      if (!blob_ok(ref, l.item, heap_size))
+        check_blob(detail::quoted(name) + " element " + num(i), ref, l.item, heap_size);
+    }
+  } else if (l.kind == tensor_kind::record && l.record) {
+    std::vector<blob_slot> slots;
+    collect_slots(*l.record, 0, slots);
+    const std::uint64_t rec = l.record->size;
+    for (std::uint64_t i = 0; i < lt.count; ++i) {
+      for (const auto& slot : slots) {
+        const auto ref = detail::read_blob_ref(bytes.data() + i * rec + slot.offset);
+        if (!blob_ok(ref, *slot.type, heap_size)) {
+          check_blob(detail::quoted(name) + " record " + num(i) + " at byte " + num(slot.offset), ref,
+                     *slot.type, heap_size);
         }
       }
     }
   }
 }
 
-std::shared_ptr<state> validate(tensogram::buffer image) {
+// Step 8 for the whole file, in name order (the order of every other pass).
+void check_all_blob_refs(const state& s) {
+  for (const auto& [name, lt] : s.tensors) check_tensor_blob_refs(name, lt);
+}
+
+// Which of the §8.2 steps `validate` runs.
+enum class blob_refs { check, defer };
+
+std::shared_ptr<state> validate(tensogram::buffer image, blob_refs refs) {
   auto s = std::make_shared<state>(safetensors::file::from_buffer(std::move(image)));  // step 1
   auto keys = check_keys(s->base);                                                     // step 2
   s->alignment = keys.alignment;
@@ -440,10 +452,10 @@ std::shared_ptr<state> validate(tensogram::buffer image) {
   }
   check_layout_table(*s, keys.layout);  // step 4
   s->layout_table = std::move(keys.layout);
-  check_tensor_set(*s);         // step 5
-  check_dtypes_and_shapes(*s);  // step 6
-  check_placement(*s);          // step 7
-  check_blob_refs(*s);          // step 8
+  check_tensor_set(*s);                                   // step 5
+  check_dtypes_and_shapes(*s);                            // step 6
+  check_placement(*s);                                    // step 7
+  if (refs == blob_refs::check) check_all_blob_refs(*s);  // step 8
   return s;
 }
 
@@ -467,13 +479,37 @@ tensogram::buffer aligned_copy(const tensogram::buffer& image, std::uint64_t a) 
 // Opening.
 
 file file::from_buffer(tensogram::buffer image) {
-  auto s = validate(image);
+  auto s = validate(image, blob_refs::check);
   if (!aligned(image, s->memory_alignment)) {
     // Views promise element alignment (§9): revalidate an aligned copy (its
     // bytes are identical, so it cannot fail differently).
-    s = validate(aligned_copy(image, s->memory_alignment));
+    s = validate(aligned_copy(image, s->memory_alignment), blob_refs::check);
   }
   return file(std::move(s));
+}
+
+file file::from_header_image(tensogram::buffer image) {
+  // Everything of §8.2 that reads only the header (§10.4 step 3); the
+  // BlobRefs wait for their tensors (check_blob_refs, §8.1, §10.7).
+  auto s = validate(image, blob_refs::defer);
+  if (!aligned(image, s->memory_alignment)) {
+    // The caller writes tensor bytes into this very memory later, so a
+    // copy (what from_buffer does, §9) would leave the views on stale bytes.
+    throw tensogram::invalid_arg_error(
+        "file image at address " + num(reinterpret_cast<std::uintptr_t>(image.data())) +
+        " is not aligned to " + num(s->memory_alignment) +
+        " bytes (the largest placement alignment of the file, §9); a header image cannot be copied "
+        "into aligned memory because its tensor data arrives later");
+  }
+  return file(std::move(s));
+}
+
+void file::check_blob_refs(std::string_view logical_name) const {
+  const auto it = state_->tensors.find(logical_name);
+  if (it == state_->tensors.end()) {
+    throw tensogram::invalid_arg_error("no logical tensor named " + detail::quoted(logical_name));
+  }
+  check_tensor_blob_refs(it->first, it->second);
 }
 
 file file::open(const std::filesystem::path& path) {

@@ -8,12 +8,19 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <utility>
 
 #include "strict_json.hpp"
 
 namespace metatensor::streaming {
 
 namespace {
+
+std::string hex(std::uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
 
 constexpr std::array<const char*, 10> errc_names = {
     "MT_NO_ERROR",  "MT_PROTOCOL_ERROR",   "MT_INTERNAL_ERROR", "MT_CANCELLED",   "MT_NOT_FOUND",
@@ -163,11 +170,7 @@ std::optional<frame> frame_reader::next() {
   const auto type = read_varint(rest);
   if (!type) return std::nullopt;
   if (type->value < 0x01 || type->value > 0x09) {
-    frame_fail("unknown frame type 0x" + [&] {
-      char buf[24];
-      std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(type->value));
-      return std::string(buf);
-    }());
+    frame_fail("unknown frame type 0x" + hex(type->value));
   }
   const auto t = static_cast<frame_type>(type->value);
   const auto length = read_varint(rest.subspan(type->length));
@@ -337,13 +340,7 @@ std::optional<std::uint64_t> tensor_stream_check::on_frame(const frame& f) {
         throw protocol_error(stream_errc::protocol_error,
                              where + std::string(frame_type_name(f.type)) + " where DATA was expected");
       }
-      if (f.payload.size() != range_.end - range_.begin) {
-        throw protocol_error(stream_errc::protocol_error,
-                             where + "DATA of " + std::to_string(f.payload.size()) + " bytes, " +
-                                 std::to_string(range_.end - range_.begin) + " requested");
-      }
-      state_ = state::data_received;
-      return offset_;
+      return on_data_header(f.payload.size());
     }
     case state::data_received:
       throw protocol_error(stream_errc::protocol_error,
@@ -352,12 +349,119 @@ std::optional<std::uint64_t> tensor_stream_check::on_frame(const frame& f) {
   return std::nullopt;
 }
 
+std::uint64_t tensor_stream_check::on_data_header(std::uint64_t length) {
+  const std::string where = "tensor stream for \"" + tensor_ + "\": ";
+  if (state_ != state::awaiting_data) {
+    throw protocol_error(
+        stream_errc::protocol_error,
+        where + (state_ == state::awaiting_response ? "DATA before RESPONSE" : "DATA after DATA"));
+  }
+  if (length != range_.end - range_.begin) {
+    throw protocol_error(stream_errc::protocol_error,
+                         where + "DATA of " + std::to_string(length) + " bytes, " +
+                             std::to_string(range_.end - range_.begin) + " requested");
+  }
+  state_ = state::data_received;
+  return offset_;
+}
+
 void tensor_stream_check::on_fin() const {
   if (state_ != state::data_received) {
     throw protocol_error(stream_errc::protocol_error,
                          "tensor stream for \"" + tensor_ + "\" ended before " +
                              (state_ == state::awaiting_response ? "RESPONSE" : "its DATA"));
   }
+}
+
+// ---- tensor_stream_receiver ----------------------------------------------------------
+
+tensor_stream_receiver::tensor_stream_receiver(const get_payload& request, std::uint64_t tensor_offset,
+                                               std::uint64_t tensor_size, std::span<std::byte> destination)
+    : check_(request, tensor_offset, tensor_size), destination_(destination) {
+  if (destination.size() != check_.data_size()) {
+    throw std::invalid_argument("tensor_stream_receiver: destination of " +
+                                std::to_string(destination.size()) + " bytes for a range of " +
+                                std::to_string(check_.data_size()));
+  }
+}
+
+void tensor_stream_receiver::on_json_frame(frame_type type, std::vector<std::byte> payload) {
+  refused_ = type == frame_type::error;
+  (void)check_.on_frame(frame{type, std::move(payload)});
+}
+
+void tensor_stream_receiver::feed(std::span<const std::byte> bytes) {
+  while (!bytes.empty()) {
+    if (in_data_) {
+      const auto take =
+          static_cast<std::size_t>(std::min<std::uint64_t>(bytes.size(), length_ - data_received_));
+      std::memcpy(destination_.data() + data_received_, bytes.data(), take);
+      data_received_ += take;
+      bytes = bytes.subspan(take);
+      if (data_received_ == length_) in_data_ = false;
+      continue;
+    }
+    if (json_type_) {
+      const auto take =
+          static_cast<std::size_t>(std::min<std::uint64_t>(bytes.size(), length_ - json_.size()));
+      json_.insert(json_.end(), bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(take));
+      bytes = bytes.subspan(take);
+      if (json_.size() == length_) {
+        const frame_type t = *json_type_;
+        json_type_.reset();
+        on_json_frame(t, std::exchange(json_, {}));
+      }
+      continue;
+    }
+    // A frame head: type and length varints, 16 bytes at most.
+    const std::size_t had = head_.size();
+    const std::size_t take = std::min<std::size_t>(bytes.size(), 16 - had);
+    head_.insert(head_.end(), bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(take));
+    const auto type = read_varint(head_);
+    const auto length =
+        type ? read_varint(std::span<const std::byte>(head_).subspan(type->length)) : std::nullopt;
+    if (!length) {
+      bytes = bytes.subspan(take);
+      continue;
+    }
+    // What `take` copied beyond the head belongs to the payload.
+    bytes = bytes.subspan(type->length + length->length - had);
+    head_.clear();
+    if (type->value == static_cast<std::uint64_t>(frame_type::data)) {
+      (void)check_.on_data_header(length->value);  // exactly e − b, after RESPONSE
+      length_ = length->value;
+      in_data_ = length_ > 0;
+      continue;
+    }
+    if (type->value != static_cast<std::uint64_t>(frame_type::response) &&
+        type->value != static_cast<std::uint64_t>(frame_type::error)) {
+      const bool known = type->value >= 0x01 && type->value <= 0x09;
+      throw protocol_error(
+          known ? stream_errc::protocol_error : stream_errc::frame_error,
+          "tensor stream: frame type 0x" + hex(type->value) + " is not RESPONSE, DATA or ERROR");
+    }
+    if (length->value > max_control_json) {
+      throw protocol_error(stream_errc::frame_error,
+                           "tensor stream: a JSON frame of " + std::to_string(length->value) + " bytes");
+    }
+    length_ = length->value;
+    if (length_ == 0) {
+      on_json_frame(static_cast<frame_type>(type->value), {});
+    } else {
+      json_type_ = static_cast<frame_type>(type->value);
+    }
+  }
+}
+
+void tensor_stream_receiver::finish() const {
+  if (in_data_ || json_type_ || !head_.empty()) {
+    throw protocol_error(
+        stream_errc::protocol_error,
+        "tensor stream ended inside a frame" + (in_data_ ? " (DATA " + std::to_string(data_received_) +
+                                                               " of " + std::to_string(length_) + " bytes)"
+                                                         : std::string()));
+  }
+  check_.on_fin();
 }
 
 }  // namespace metatensor::streaming

@@ -271,4 +271,91 @@ TEST(TensorStreamCheck, RangesOutsideTheTensorAreBadRange) {
       ms::stream_errc::bad_range);
 }
 
+// ---- the receiver: frames split anywhere, DATA streamed to its destination ---------
+
+bytes whole_stream(const ms::response_payload& r, const bytes& data) {
+  bytes out = ms::encode(r);
+  ms::append_frame(out, ms::frame_type::data, data);
+  return out;
+}
+
+TEST(TensorStreamReceiver, DataLandsInTheDestinationWhateverTheSplit) {
+  bytes payload(300);
+  for (std::size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<std::byte>(i * 7);
+  const bytes stream = whole_stream(ms::response_payload{"w", {100, 400}, 1100}, payload);
+  for (const std::size_t piece :
+       {std::size_t{1}, std::size_t{2}, std::size_t{5}, std::size_t{64}, stream.size()}) {
+    bytes dest(300);
+    ms::tensor_stream_receiver r(ms::get_payload{"w", ms::byte_range{100, 400}, 3, false}, 1000, 500, dest);
+    for (std::size_t at = 0; at < stream.size(); at += piece) {
+      r.feed(std::span<const std::byte>(stream).subspan(at, std::min(piece, stream.size() - at)));
+    }
+    EXPECT_EQ(r.data_received(), 300u);
+    EXPECT_NO_THROW(r.finish());
+    EXPECT_EQ(dest, payload) << "pieces of " << piece;
+  }
+}
+
+TEST(TensorStreamReceiver, EmptyRange) {
+  bytes dest;
+  ms::tensor_stream_receiver r(ms::get_payload{"w", ms::byte_range{4, 4}, 3, false}, 8, 10, dest);
+  r.feed(whole_stream(ms::response_payload{"w", {4, 4}, 12}, {}));
+  EXPECT_NO_THROW(r.finish());
+}
+
+TEST(TensorStreamReceiver, ShortDataFrameFailsAtTheEnd) {
+  bytes dest(100);
+  ms::tensor_stream_receiver r(ms::get_payload{"w", std::nullopt, 3, false}, 8, 100, dest);
+  const bytes stream = whole_stream(ms::response_payload{"w", {0, 100}, 8}, bytes(100));
+  r.feed(std::span<const std::byte>(stream).first(stream.size() - 10));  // the server stops short, then FIN
+  EXPECT_EQ(r.data_received(), 90u);
+  EXPECT_EQ(code_of([&] { r.finish(); }), ms::stream_errc::protocol_error);
+}
+
+TEST(TensorStreamReceiver, ViolationsAndRefusals) {
+  const ms::get_payload g{"w", ms::byte_range{0, 10}, 3, false};
+  bytes dest(10);
+  {  // a DATA frame announcing the wrong size is refused before its payload
+    ms::tensor_stream_receiver r(g, 100, 10, dest);
+    r.feed(ms::encode(ms::response_payload{"w", {0, 10}, 100}));
+    bytes head;
+    ms::append_varint(head, 0x06);
+    ms::append_varint(head, 1u << 30);
+    EXPECT_EQ(code_of([&] { r.feed(head); }), ms::stream_errc::protocol_error);
+  }
+  {  // unknown frame type
+    ms::tensor_stream_receiver r(g, 100, 10, dest);
+    EXPECT_EQ(code_of([&] { r.feed(hex({0x2a, 0x00})); }), ms::stream_errc::frame_error);
+  }
+  {  // a control frame on a tensor stream
+    ms::tensor_stream_receiver r(g, 100, 10, dest);
+    EXPECT_EQ(code_of([&] { r.feed(ms::encode(ms::goaway_payload{4})); }), ms::stream_errc::protocol_error);
+  }
+  {  // a JSON frame above 1 MiB fails on its length
+    ms::tensor_stream_receiver r(g, 100, 10, dest);
+    bytes head;
+    ms::append_varint(head, 0x05);
+    ms::append_varint(head, (1u << 20) + 1);
+    EXPECT_EQ(code_of([&] { r.feed(head); }), ms::stream_errc::frame_error);
+  }
+  {  // the server's ERROR keeps its code and is marked as a refusal
+    ms::tensor_stream_receiver r(g, 100, 10, dest);
+    EXPECT_EQ(code_of([&] {
+                r.feed(ms::encode(ms::error_payload{5, "bad range"}));
+              }),
+              ms::stream_errc::bad_range);
+    EXPECT_TRUE(r.refused());
+  }
+  {  // bytes after DATA
+    ms::tensor_stream_receiver r(g, 100, 10, dest);
+    bytes stream = whole_stream(ms::response_payload{"w", {0, 10}, 100}, bytes(10));
+    stream.push_back(std::byte{0x06});
+    stream.push_back(std::byte{0x00});
+    EXPECT_EQ(code_of([&] { r.feed(stream); }), ms::stream_errc::protocol_error);
+    EXPECT_FALSE(r.refused());
+  }
+  bytes wrong(9);
+  EXPECT_THROW(ms::tensor_stream_receiver(g, 100, 10, wrong), std::invalid_argument);
+}
+
 }  // namespace

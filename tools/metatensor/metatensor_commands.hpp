@@ -6,6 +6,7 @@
 // does. Commands with a verdict (validate, diff) return their exit code.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <ostream>
@@ -78,5 +79,35 @@ struct from_npy_args {
   std::uint64_t alignment = 64;
 };
 void run_from_npy(const from_npy_args& args, std::ostream& out, std::ostream& err, bool show_progress);
+
+/// `serve DIR`: serves the files of DIR over QUIC (spec 06 §10) until
+/// SIGINT/SIGTERM. The first stdout line is
+/// "serving DIR at metatensor://HOST:PORT/ (certificate: PATH)" with the
+/// bound port (also for --port 0) and the certificate clients can trust.
+struct serve_args {
+  std::string dir;
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 4433;
+  std::string cert;     ///< PEM certificate (with `key`); empty: self-signed in `tls_dir`
+  std::string key;      ///< PEM private key
+  std::string tls_dir;  ///< where the self-signed pair lives (default ~/.config/metatensor/tls)
+  bool log = false;     ///< one line per connection event on stderr
+};
+int run_serve(const serve_args& args, std::ostream& out, std::ostream& err);
+
+/// `fetch URL [TENSOR...] -o FILE`: the remote file's header and the named
+/// physical tensors (all by default) written into FILE at their offsets,
+/// over QUIC (metatensor://) or HTTP range requests (http://, https://).
+/// FILE is replaced atomically; tensors not fetched are zero.
+struct fetch_args {
+  std::string url;
+  std::vector<std::string> tensors;
+  std::string output;
+  bool insecure = false;      ///< do not verify the server's certificate (tests only)
+  std::string ca_file;        ///< extra trusted certificate (PEM)
+  unsigned urgency = 3;       ///< §10.3 urgency of every request, 0 (highest) .. 7
+  std::size_t parallel = 16;  ///< requests in flight (QUIC streams, HTTP connections)
+};
+void run_fetch(const fetch_args& args, std::ostream& out, std::ostream& err, bool show_progress);
 
 }  // namespace metatensor::cli

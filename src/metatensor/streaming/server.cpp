@@ -1,0 +1,570 @@
+// The metatensor streaming server (spec 06 §10): the protocol of one
+// connection on top of the QUIC engine, and the directory it serves.
+//
+// Per connection: stream 0 is the control stream (OPEN → OPENED, HEADER;
+// later PRIORITY_UPDATE), every other client bidirectional stream carries one
+// GET and gets RESPONSE, DATA, FIN — or ERROR, FIN (§10.4).  What to put in
+// the next packet is the §10.5 decision: control bytes first, then the
+// `send_scheduler`'s pick among the tensor streams.
+//
+// The file is mapped once, when OPEN names it, and every tensor stream of the
+// connection is served from that mapping (§10.2 "the same version of the
+// file"); DATA payloads go to the engine straight from the mapping.
+#include "metatensor/stream_server.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <deque>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "metatensor/safetensors.hpp"
+#include "metatensor/stream_protocol.hpp"
+#include "metatensor/stream_scheduler.hpp"
+#include "quic_engine.hpp"
+#include "tensogram/core/buffer.hpp"
+#include "tensogram/core/error.hpp"
+
+namespace metatensor::streaming {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::int64_t control_stream_id = 0;
+
+// Client-initiated bidirectional streams have ids ≡ 0 (mod 4) (RFC 9000 §2.1).
+bool is_client_bidi(std::int64_t id) noexcept {
+  return id >= 0 && id % 4 == 0;
+}
+
+std::string hex(std::uint64_t v) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  do {
+    out.insert(out.begin(), digits[v & 0xf]);
+    v >>= 4;
+  } while (v != 0);
+  return out;
+}
+
+// The file named by OPEN's `resource`, if it lies inside `root` and is a
+// regular file.  Anything else (absolute paths, "..", symbolic links leading
+// out of the root, directories) is "not found": the server does not say which
+// files exist outside what it serves.
+std::optional<fs::path> resolve_resource(const fs::path& root, const std::string& resource) {
+  if (resource.empty() || resource.find('\0') != std::string::npos) return std::nullopt;
+  const fs::path rel(resource);
+  if (rel.is_absolute() || rel.has_root_name()) return std::nullopt;
+  for (const auto& part : rel) {
+    if (part == "..") return std::nullopt;
+  }
+  std::error_code ec;
+  const fs::path full = fs::weakly_canonical(root / rel, ec);
+  if (ec) return std::nullopt;
+  // `root` is canonical (server constructor): compare component-wise.
+  auto r = root.begin();
+  auto f = full.begin();
+  for (; r != root.end(); ++r, ++f) {
+    if (f == full.end() || *r != *f) return std::nullopt;
+  }
+  if (!fs::is_regular_file(full, ec) || ec) return std::nullopt;
+  return full;
+}
+
+// A weak validator of the file version (§10.3 `etag`): inode, size and
+// modification time, which change when a writer replaces the file.
+std::string etag_of(const fs::path& p) {
+  struct stat st {};
+  if (::stat(p.c_str(), &st) != 0) return {};
+  return "\"" + hex(static_cast<std::uint64_t>(st.st_ino)) + "-" +
+         hex(static_cast<std::uint64_t>(st.st_size)) + "-" +
+         hex(static_cast<std::uint64_t>(st.st_mtim.tv_sec)) + "." +
+         hex(static_cast<std::uint64_t>(st.st_mtim.tv_nsec)) + "\"";
+}
+
+// Bytes queued on one stream: frames we built (owned here until the stream
+// closes, as the engine requires) followed by an optional borrowed payload.
+struct send_queue {
+  std::deque<std::vector<std::byte>> owned;  // never shrinks before the stream closes
+  std::size_t chunk = 0;                     // index of the chunk being sent
+  std::size_t offset = 0;                    // bytes of that chunk already sent
+  std::span<const std::byte> payload;        // DATA payload from the mapping, after `owned`
+  std::size_t payload_sent = 0;
+  bool fin_queued = false;
+  bool fin_sent = false;
+
+  [[nodiscard]] std::uint64_t remaining() const noexcept {
+    std::uint64_t n = payload.size() - payload_sent;
+    for (std::size_t i = chunk; i < owned.size(); ++i) n += owned[i].size() - (i == chunk ? offset : 0);
+    return n;
+  }
+  [[nodiscard]] bool done() const noexcept { return fin_sent || (!fin_queued && remaining() == 0); }
+  // The next contiguous piece, at most `max` bytes; `fin` when it is the last.
+  [[nodiscard]] quic::outgoing next(std::int64_t id, std::uint64_t max) const {
+    quic::outgoing out;
+    out.stream_id = id;
+    std::span<const std::byte> piece;
+    bool last_piece = false;
+    if (chunk < owned.size()) {
+      piece = std::span<const std::byte>(owned[chunk]).subspan(offset);
+      last_piece = chunk + 1 == owned.size() && payload.size() == payload_sent;
+    } else {
+      piece = payload.subspan(payload_sent);
+      last_piece = true;
+    }
+    const bool whole = piece.size() <= max;
+    out.data = piece.first(static_cast<std::size_t>(std::min<std::uint64_t>(piece.size(), max)));
+    out.fin = fin_queued && last_piece && whole;
+    return out;
+  }
+  void consume(std::size_t n, bool fin) {
+    while (n > 0) {
+      if (chunk < owned.size()) {
+        const std::size_t take = std::min(n, owned[chunk].size() - offset);
+        offset += take;
+        n -= take;
+        if (offset == owned[chunk].size()) {
+          ++chunk;
+          offset = 0;
+        }
+      } else {
+        payload_sent += n;
+        n = 0;
+      }
+    }
+    // Skip empty chunks so `next` never offers an empty piece before data.
+    while (chunk < owned.size() && owned[chunk].size() == offset) {
+      ++chunk;
+      offset = 0;
+    }
+    if (fin) fin_sent = true;
+  }
+};
+
+struct served_file {
+  tensogram::buffer image;  // the mapping every stream of the connection reads
+  safetensors::file base;
+  std::string etag;
+};
+
+struct tensor_stream {
+  frame_reader reader{max_control_json};
+  bool got_get = false;
+  bool stopped = false;  // STOP_SENDING or reset: nothing more is sent
+  send_queue out;
+  bool blocked = false;
+};
+
+class server_connection final : public quic::connection_handler {
+ public:
+  server_connection(const fs::path& root, const server_options& options) : root_(root), options_(options) {}
+
+  void on_handshake_completed(quic::connection& c) override { log(c, "connected"); }
+
+  void on_stream_opened(quic::connection& c, std::int64_t id) override {
+    // §10.2: only client bidirectional streams; the engine's transport
+    // parameters already refuse unidirectional ones.
+    if (!is_client_bidi(id)) return fail_connection(c, stream_errc::protocol_error, "unexpected stream kind");
+    if (id != control_stream_id) streams_.try_emplace(id);
+  }
+
+  void on_stream_data(quic::connection& c, std::int64_t id, std::span<const std::byte> data,
+                      bool fin) override {
+    try {
+      if (id == control_stream_id) {
+        on_control(c, data, fin);
+      } else {
+        on_tensor_stream(c, id, data, fin);
+      }
+    } catch (const protocol_error& e) {
+      fail_connection(c, e.code(), e.what());
+    }
+  }
+
+  void on_stream_reset(quic::connection& c, std::int64_t id, std::uint64_t app_error) override {
+    if (id == control_stream_id) {
+      return fail_connection(c, stream_errc::protocol_error, "control stream reset by the client");
+    }
+    // The client gave up on a request before its GET was complete: answer
+    // in kind (§10.4 cancellation).
+    if (auto it = streams_.find(id); it != streams_.end() && !it->second.stopped)
+      stop(c, id, it->second, app_error);
+  }
+
+  void on_stop_sending(quic::connection& c, std::int64_t id, std::uint64_t app_error) override {
+    if (id == control_stream_id) {
+      return fail_connection(c, stream_errc::protocol_error, "STOP_SENDING on the control stream");
+    }
+    // §10.4: "the server answers with RESET_STREAM with the same code".
+    if (auto it = streams_.find(id); it != streams_.end() && !it->second.stopped) {
+      log(c,
+          "stream " + std::to_string(id) + " cancelled by the client (" + stream_errc_name(app_error) + ")");
+      stop(c, id, it->second, app_error);
+    }
+  }
+
+  void on_stream_closed(quic::connection&, std::int64_t id, std::uint64_t) override {
+    if (id == control_stream_id) return;
+    streams_.erase(id);
+    fin_pending_.erase(id);
+    scheduler_.finish(static_cast<std::uint64_t>(id));
+  }
+
+  std::optional<quic::outgoing> next_outgoing(quic::connection&) override {
+    // §10.5 rule 1: control-stream frames first.
+    if (!control_.done() && control_.remaining() > 0 && !control_blocked_) {
+      return control_.next(control_stream_id, control_.remaining());
+    }
+    // A stream whose bytes all went out without its FIN (the engine may
+    // split the two): the FIN alone, outside the scheduler's byte counts.
+    while (!fin_pending_.empty()) {
+      const std::int64_t id = *fin_pending_.begin();
+      if (auto it = streams_.find(id);
+          it != streams_.end() && !it->second.stopped && !it->second.out.fin_sent) {
+        return quic::outgoing{id, {}, true};
+      }
+      fin_pending_.erase(fin_pending_.begin());
+    }
+    if (const auto pick = scheduler_.next()) {
+      const auto id = static_cast<std::int64_t>(pick->stream_id);
+      auto it = streams_.find(id);
+      if (it == streams_.end()) {
+        scheduler_.finish(pick->stream_id);
+        return std::nullopt;
+      }
+      return it->second.out.next(id, pick->max_bytes);
+    }
+    return std::nullopt;
+  }
+
+  void on_sent(quic::connection& c, std::int64_t id, std::size_t bytes, bool fin_sent) override {
+    if (id == control_stream_id) {
+      control_.consume(bytes, fin_sent);
+      if (fin_sent && closing_after_error_) c.close(closing_code_, closing_reason_);
+      return;
+    }
+    auto it = streams_.find(id);
+    if (it == streams_.end()) return;
+    tensor_stream& s = it->second;
+    s.out.consume(bytes, fin_sent);
+    const auto sid = static_cast<std::uint64_t>(id);
+    if (fin_sent) fin_pending_.erase(id);
+    if (s.out.done()) {
+      scheduler_.finish(sid);
+    } else if (s.out.remaining() == 0) {
+      scheduler_.finish(sid);
+      fin_pending_.insert(id);
+    } else {
+      scheduler_.sent(sid, bytes);
+      if (scheduler_.is_open(sid) && !s.blocked) scheduler_.set_ready(sid, s.out.remaining());
+    }
+  }
+
+  void on_stream_blocked(quic::connection&, std::int64_t id) override {
+    if (id == control_stream_id) {
+      control_blocked_ = true;
+      return;
+    }
+    if (auto it = streams_.find(id); it != streams_.end()) {
+      it->second.blocked = true;
+      scheduler_.set_ready(static_cast<std::uint64_t>(id), 0);
+    }
+  }
+
+  void on_stream_unblocked(quic::connection& c, std::int64_t id) override {
+    if (id == control_stream_id) {
+      control_blocked_ = false;
+    } else if (auto it = streams_.find(id); it != streams_.end()) {
+      it->second.blocked = false;
+      scheduler_.set_ready(static_cast<std::uint64_t>(id), it->second.out.remaining());
+    }
+    c.want_write();
+  }
+
+  void on_closed(quic::connection& c, std::uint64_t app_error, const std::string& reason,
+                 bool by_peer) override {
+    log(c, std::string("closed") + (by_peer ? " by the client" : "") + ": " + stream_errc_name(app_error) +
+               (reason.empty() ? "" : " " + reason));
+  }
+
+ private:
+  void log(quic::connection& c, const std::string& what) const {
+    if (options_.log) options_.log(c.peer() + ": " + what);
+  }
+
+  // A connection error (§10.3): ERROR on the control stream when it is
+  // still usable, then CONNECTION_CLOSE with the code.
+  void fail_connection(quic::connection& c, stream_errc code, std::string_view message) {
+    log(c, "error " + stream_errc_name(static_cast<std::uint64_t>(code)) + ": " + std::string(message));
+    c.close(static_cast<std::uint64_t>(code), message.substr(0, 1000));
+  }
+
+  void queue_control(quic::connection& c, std::vector<std::byte> bytes, bool fin = false) {
+    control_.owned.push_back(std::move(bytes));
+    if (fin) control_.fin_queued = true;
+    c.want_write();
+  }
+
+  // §10.4 control step 2, failure branch: ERROR then close the connection
+  // once the frame is out (the CONNECTION_CLOSE carries the same code, so a
+  // client sees it either way).
+  void refuse_open(quic::connection& c, stream_errc code, const std::string& message) {
+    log(c, "refused: " + message);
+    closing_after_error_ = true;
+    closing_code_ = static_cast<std::uint64_t>(code);
+    closing_reason_ = message.substr(0, 1000);
+    queue_control(c, encode(error_payload{static_cast<std::uint64_t>(code), message}), true);
+  }
+
+  void on_control(quic::connection& c, std::span<const std::byte> data, bool fin) {
+    control_reader_.feed(data);
+    while (auto f = control_reader_.next()) {
+      if (!opened_) {
+        if (f->type != frame_type::open) {
+          throw protocol_error(stream_errc::protocol_error,
+                               std::string(frame_type_name(f->type)) + " before OPEN on the control stream");
+        }
+        opened_ = true;
+        handle_open(c, parse_open(f->payload));
+        if (closing_after_error_) return;
+        continue;
+      }
+      switch (f->type) {
+        case frame_type::priority_update: {
+          const auto p = parse_priority_update(f->payload);
+          if (p.stream > static_cast<std::uint64_t>(INT64_MAX) ||
+              !is_client_bidi(static_cast<std::int64_t>(p.stream)) || p.stream == 0) {
+            throw protocol_error(
+                stream_errc::protocol_error,
+                "PRIORITY_UPDATE for stream " + std::to_string(p.stream) + ", not a tensor stream");
+          }
+          scheduler_.update(p.stream, stream_priority{p.urgency, p.incremental});
+          c.want_write();
+          break;
+        }
+        case frame_type::error: {
+          const auto e = parse_error(f->payload);
+          log(c, "client error " + stream_errc_name(e.code) + ": " + e.message);
+          break;
+        }
+        default:
+          throw protocol_error(stream_errc::protocol_error, std::string(frame_type_name(f->type)) +
+                                                                " from the client on the control stream");
+      }
+    }
+    // §10.4: "closing [the control stream] ends the connection".
+    if (fin) c.close(static_cast<std::uint64_t>(stream_errc::no_error), "control stream closed");
+  }
+
+  void handle_open(quic::connection& c, const open_payload& open) {
+    if (std::find(open.versions.begin(), open.versions.end(), "1") == open.versions.end()) {
+      return refuse_open(c, stream_errc::version_mismatch, "this server speaks version 1 only");
+    }
+    const auto path = resolve_resource(root_, open.resource);
+    if (!path) return refuse_open(c, stream_errc::not_found, "no file \"" + open.resource + "\"");
+    try {
+      tensogram::buffer image = tensogram::buffer::map_file(*path);
+      safetensors::file base = safetensors::file::from_buffer(image);
+      file_.emplace(served_file{std::move(image), std::move(base), etag_of(*path)});
+    } catch (const std::exception& e) {
+      return refuse_open(c, stream_errc::invalid_file,
+                         "\"" + open.resource + "\" cannot be served: " + e.what());
+    }
+    log(c, "serving \"" + open.resource + "\"");
+    opened_payload opened;
+    opened.file_size = file_->base.image().size();
+    opened.header_size = file_->base.data_offset();
+    if (!file_->etag.empty()) opened.etag = file_->etag;
+    queue_control(c, encode(opened));
+    std::vector<std::byte> header;
+    append_frame(header, frame_type::header, file_->base.image().first(opened.header_size));
+    queue_control(c, std::move(header));
+    header_sent_ = true;
+  }
+
+  void on_tensor_stream(quic::connection& c, std::int64_t id, std::span<const std::byte> data, bool fin) {
+    auto it = streams_.try_emplace(id).first;
+    tensor_stream& s = it->second;
+    if (s.stopped) return;
+    if (!header_sent_) {
+      throw protocol_error(stream_errc::protocol_error,
+                           "tensor stream " + std::to_string(id) + " opened before the header was sent");
+    }
+    s.reader.feed(data);
+    if (auto f = s.reader.next()) {
+      if (s.got_get || f->type != frame_type::get) {
+        throw protocol_error(stream_errc::protocol_error, std::string(frame_type_name(f->type)) +
+                                                              " on tensor stream " + std::to_string(id) +
+                                                              (s.got_get ? " after GET" : ""));
+      }
+      s.got_get = true;
+      answer_get(c, id, s, parse_get(f->payload));
+    }
+    if (s.got_get && s.reader.pending() > 0) {
+      throw protocol_error(stream_errc::protocol_error,
+                           "bytes after GET on tensor stream " + std::to_string(id));
+    }
+    if (fin && !s.got_get) {
+      throw protocol_error(stream_errc::protocol_error,
+                           "tensor stream " + std::to_string(id) + " ended without a GET");
+    }
+  }
+
+  void answer_get(quic::connection& c, std::int64_t id, tensor_stream& s, const get_payload& get) {
+    const auto sid = static_cast<std::uint64_t>(id);
+    const safetensors::tensor_view* t = file_->base.find(get.tensor);
+    stream_priority priority{get.urgency, get.incremental};
+    auto answer_error = [&](stream_errc code, const std::string& message) {
+      // §10.4 tensor stream step 2: ERROR then FIN; sent like data so the
+      // scheduler keeps its rules for it.
+      s.out.owned.push_back(encode(error_payload{static_cast<std::uint64_t>(code), message}));
+      s.out.fin_queued = true;
+      scheduler_.open(sid, priority);
+      scheduler_.set_ready(sid, s.out.remaining());
+      c.want_write();
+    };
+    if (t == nullptr) return answer_error(stream_errc::not_found, "no tensor \"" + get.tensor + "\"");
+    const std::uint64_t size = t->end() - t->begin();
+    const byte_range range = get.range.value_or(byte_range{0, size});
+    if (range.begin > range.end || range.end > size) {
+      return answer_error(stream_errc::bad_range, "range [" + std::to_string(range.begin) + ", " +
+                                                      std::to_string(range.end) + ") of \"" + get.tensor +
+                                                      "\" is not within its " + std::to_string(size) +
+                                                      " bytes");
+    }
+    const std::uint64_t abs = file_->base.data_offset() + t->begin() + range.begin;
+    std::vector<std::byte> head = encode(response_payload{get.tensor, range, abs});
+    const std::uint64_t length = range.end - range.begin;
+    append_varint(head, static_cast<std::uint64_t>(frame_type::data));
+    append_varint(head, length);
+    s.out.owned.push_back(std::move(head));
+    std::uint64_t payload = length;
+    if (options_.testing_short_data > 0) payload -= std::min(payload, options_.testing_short_data);
+    s.out.payload =
+        file_->base.image().subspan(static_cast<std::size_t>(abs), static_cast<std::size_t>(payload));
+    s.out.fin_queued = true;
+    scheduler_.open(sid, priority);
+    scheduler_.set_ready(sid, s.out.remaining());
+    c.want_write();
+  }
+
+  void stop(quic::connection& c, std::int64_t id, tensor_stream& s, std::uint64_t code) {
+    s.stopped = true;
+    scheduler_.finish(static_cast<std::uint64_t>(id));
+    c.reset_stream(id, code);
+  }
+
+  const fs::path& root_;
+  const server_options& options_;
+  frame_reader control_reader_{max_control_json};
+  send_queue control_;
+  bool control_blocked_ = false;
+  bool opened_ = false;
+  bool header_sent_ = false;
+  bool closing_after_error_ = false;
+  std::uint64_t closing_code_ = 0;
+  std::string closing_reason_;
+  std::optional<served_file> file_;
+  send_scheduler scheduler_;
+  std::map<std::int64_t, tensor_stream> streams_;
+  std::set<std::int64_t> fin_pending_;
+};
+
+fs::path default_tls_dir() {
+  if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg != nullptr && *xdg == '/') {
+    return fs::path(xdg) / "metatensor" / "tls";
+  }
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home == '/') {
+    return fs::path(home) / ".config" / "metatensor" / "tls";
+  }
+  throw tensogram::io_error(
+      "no certificate given and neither XDG_CONFIG_HOME nor HOME is set: pass --cert/--key");
+}
+
+// The certificate pair to use: the given one, or the self-signed pair in the
+// TLS directory, made on first use (§10.8: loopback tests can use a
+// self-signed certificate; clients must trust it explicitly).
+std::pair<fs::path, fs::path> certificate_pair(const server_options& o) {
+  if (!o.cert_pem.empty() || !o.key_pem.empty()) {
+    if (o.cert_pem.empty() || o.key_pem.empty()) {
+      throw tensogram::invalid_arg_error("a certificate needs both --cert and --key");
+    }
+    return {o.cert_pem, o.key_pem};
+  }
+  const fs::path dir = o.tls_dir.empty() ? default_tls_dir() : o.tls_dir;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw tensogram::io_error(dir.string() + ": cannot create: " + ec.message());
+  fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace, ec);
+  const fs::path cert = dir / "cert.pem";
+  const fs::path key = dir / "key.pem";
+  if (!fs::exists(cert) || !fs::exists(key)) {
+    std::vector<std::string> names{"localhost", "127.0.0.1", "::1"};
+    if (o.host != "127.0.0.1" && o.host != "::1" && o.host != "localhost" && o.host != "0.0.0.0" &&
+        o.host != "::") {
+      names.push_back(o.host);
+    }
+    quic::generate_self_signed(cert, key, names);
+  }
+  return {cert, key};
+}
+
+}  // namespace
+
+struct server::impl {
+  fs::path root;
+  server_options options;
+  fs::path cert;
+  std::unique_ptr<quic::server_endpoint> endpoint;
+};
+
+server::server(fs::path root, server_options options) : impl_(std::make_unique<impl>()) {
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) throw tensogram::io_error(root.string() + ": not a directory");
+  impl_->root = fs::canonical(root, ec);
+  if (ec) throw tensogram::io_error(root.string() + ": " + ec.message());
+  impl_->options = std::move(options);
+  auto [cert, key] = certificate_pair(impl_->options);
+  impl_->cert = cert;
+  quic::server_config config;
+  config.host = impl_->options.host;
+  config.port = impl_->options.port;
+  config.cert_pem = cert;
+  config.key_pem = key;
+  impl* self = impl_.get();
+  impl_->endpoint = std::make_unique<quic::server_endpoint>(
+      std::move(config), [self](quic::connection&) -> std::unique_ptr<quic::connection_handler> {
+        return std::make_unique<server_connection>(self->root, self->options);
+      });
+}
+
+server::~server() {
+  if (impl_ && impl_->endpoint) impl_->endpoint->stop();
+}
+
+std::uint16_t server::port() const noexcept {
+  return impl_->endpoint->port();
+}
+const fs::path& server::certificate() const noexcept {
+  return impl_->cert;
+}
+void server::start() {
+  impl_->endpoint->start();
+}
+void server::run() {
+  impl_->endpoint->run();
+}
+void server::stop() {
+  impl_->endpoint->stop();
+}
+
+}  // namespace metatensor::streaming
