@@ -32,6 +32,13 @@ enum class stream_errc : std::uint64_t {
   invalid_file = 0x9,
 };
 
+/// A code received from the peer (ERROR frame, RESET_STREAM, CONNECTION_CLOSE)
+/// as a `stream_errc`; values outside §10.6 become MT_PROTOCOL_ERROR.
+[[nodiscard]] constexpr stream_errc stream_errc_from(std::uint64_t code) noexcept {
+  return code <= static_cast<std::uint64_t>(stream_errc::invalid_file) ? static_cast<stream_errc>(code)
+                                                                       : stream_errc::protocol_error;
+}
+
 /// "MT_PROTOCOL_ERROR" etc.; "MT_UNKNOWN(0x…)" for other values.
 [[nodiscard]] std::string stream_errc_name(std::uint64_t code);
 

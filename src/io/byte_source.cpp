@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include "../core/unique_fd.hpp"
 #include "tensogram/core/error.hpp"
 
 namespace tensogram::io {
@@ -32,31 +33,7 @@ void check_ranges(std::span<const byte_range> ranges, std::uint64_t size, const 
   }
 }
 
-// A file descriptor closed on destruction.
-class unique_fd {
- public:
-  unique_fd() = default;
-  explicit unique_fd(int fd) noexcept : fd_(fd) {}
-  unique_fd(unique_fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-  unique_fd& operator=(unique_fd&& o) noexcept {
-    if (this != &o) {
-      reset();
-      fd_ = std::exchange(o.fd_, -1);
-    }
-    return *this;
-  }
-  unique_fd(const unique_fd&) = delete;
-  unique_fd& operator=(const unique_fd&) = delete;
-  ~unique_fd() { reset(); }
-  [[nodiscard]] int get() const noexcept { return fd_; }
-  void reset() noexcept {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_ = -1;
-};
+using tensogram::detail::unique_fd;
 
 // Positional reads (`pread`) on one descriptor: no shared file offset, so
 // any number of threads read concurrently without locking.

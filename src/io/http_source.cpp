@@ -15,21 +15,19 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <cctype>
-#include <charconv>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "http_support.hpp"
 #include "tensogram/core/buffer.hpp"
 #include "tensogram/core/error.hpp"
 #include "tensogram/io/byte_source.hpp"
@@ -38,33 +36,16 @@ namespace tensogram::io {
 
 namespace {
 
-// libcurl's global environment, set up once per process before the first
-// handle is made. libcurl 7.84+ makes curl_global_init itself thread-safe when
-// curl_version_info() reports CURL_VERSION_THREADSAFE; the function-local
-// static (initialised exactly once, C++ [stmt.dcl]/4) makes sure this library
-// calls it once even where that bit is absent. It is never cleaned up: other
-// code in the process may use libcurl too, and curl_global_cleanup is not
-// reference counted across libraries. The static is written once and then
-// only read, so it is not mutable shared state.
-void ensure_curl_initialised() {
-  static const CURLcode rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-  if (rc != CURLE_OK) {
-    throw remote_error(std::string("cannot initialise libcurl: ") + curl_easy_strerror(rc));
-  }
-}
-
-struct easy_deleter {
-  void operator()(CURL* h) const noexcept { curl_easy_cleanup(h); }
-};
-struct multi_deleter {
-  void operator()(CURLM* h) const noexcept { curl_multi_cleanup(h); }
-};
-struct slist_deleter {
-  void operator()(curl_slist* l) const noexcept { curl_slist_free_all(l); }
-};
-using easy_ptr = std::unique_ptr<CURL, easy_deleter>;
-using multi_ptr = std::unique_ptr<CURLM, multi_deleter>;
-using slist_ptr = std::unique_ptr<curl_slist, slist_deleter>;
+// libcurl set-up, handle owners and header parsing shared with metatensor
+// streaming's HTTP transport (http_support.hpp).
+using detail::easy_ptr;
+using detail::ensure_curl_initialised;
+using detail::iequals_prefix;
+using detail::multi_ptr;
+using detail::parse_content_range;
+using detail::redact_url;
+using detail::slist_ptr;
+using detail::trim;
 
 // At most this many transfers of one `read` run at once: a batch of
 // thousands of ranges must not open thousands of connections. Scans and
@@ -73,76 +54,6 @@ constexpr std::size_t max_parallel_transfers = 16;
 // Idle sessions kept for reuse (about the number of threads that read one
 // source at the same time); extra sessions are closed when returned.
 constexpr std::size_t max_idle_sessions = 16;
-
-// The URL without "user:password@", for messages: credentials never appear
-// in exceptions or logs.
-std::string redact_url(std::string_view url) {
-  const auto scheme_end = url.find("://");
-  if (scheme_end == std::string_view::npos) return std::string(url);
-  const auto authority_start = scheme_end + 3;
-  const auto authority_end = url.find_first_of("/?#", authority_start);
-  const auto authority =
-      url.substr(authority_start, authority_end == std::string_view::npos ? std::string_view::npos
-                                                                          : authority_end - authority_start);
-  const auto at = authority.rfind('@');
-  if (at == std::string_view::npos) return std::string(url);
-  std::string out(url.substr(0, authority_start));
-  out += "***@";
-  out += url.substr(authority_start + at + 1);
-  return out;
-}
-
-bool iequals_prefix(std::string_view text, std::string_view prefix) noexcept {
-  if (text.size() < prefix.size()) return false;
-  for (std::size_t i = 0; i < prefix.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(text[i])) !=
-        std::tolower(static_cast<unsigned char>(prefix[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
-
-std::string_view trim(std::string_view s) noexcept {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
-
-std::optional<std::uint64_t> parse_u64(std::string_view s) noexcept {
-  std::uint64_t v = 0;
-  const auto* end = s.data() + s.size();
-  const auto [p, ec] = std::from_chars(s.data(), end, v);
-  if (ec != std::errc{} || p != end || s.empty()) return std::nullopt;
-  return v;
-}
-
-// A parsed `Content-Range` header (RFC 9110 §14.4): "bytes first-last/total"
-// or, on a 416 reply, "bytes */total". Unknown parts stay empty.
-struct content_range {
-  std::optional<std::uint64_t> first;
-  std::optional<std::uint64_t> last;
-  std::optional<std::uint64_t> total;
-};
-
-content_range parse_content_range(std::string_view value) {
-  content_range out;
-  value = trim(value);
-  if (!iequals_prefix(value, "bytes")) return out;
-  value = trim(value.substr(5));
-  const auto slash = value.find('/');
-  if (slash == std::string_view::npos) return out;
-  const auto span = trim(value.substr(0, slash));
-  out.total = parse_u64(trim(value.substr(slash + 1)));
-  const auto dash = span.find('-');
-  if (dash != std::string_view::npos) {
-    out.first = parse_u64(span.substr(0, dash));
-    out.last = parse_u64(span.substr(dash + 1));
-  }
-  return out;
-}
 
 // "[offset, offset + length)" for messages.
 std::string range_text(const byte_range& r) {
@@ -555,27 +466,11 @@ class http_source final : public byte_source {
     bool ok = true;
     const auto set = [&](CURLcode rc) { ok = ok && rc == CURLE_OK; };
     set(curl_easy_setopt(h, CURLOPT_URL, url_.c_str()));
-    // Signals are not thread-safe: without NOSIGNAL, libcurl may use
-    // SIGALRM for DNS timeouts, which breaks multi-threaded callers.
-    set(curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L));
+    ok = detail::set_range_request_options(h, "tensogram-cpp") && ok;
     set(curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &write_callback));
     set(curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, &header_callback));
     set(curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, options_.timeout_ms));
     set(curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, options_.connect_timeout_ms));
-    set(curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L));
-    set(curl_easy_setopt(h, CURLOPT_MAXREDIRS, 10L));
-#if LIBCURL_VERSION_NUM >= 0x075500  // 7.85.0
-    set(curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https"));
-    set(curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"));
-#else
-    set(curl_easy_setopt(h, CURLOPT_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS)));
-    set(curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS)));
-#endif
-    set(curl_easy_setopt(h, CURLOPT_USERAGENT, "tensogram-cpp"));
-    // No CURLOPT_ACCEPT_ENCODING: a compressed reply would not be the bytes
-    // of the range (libcurl sends no Accept-Encoding unless told to).
-    // Small requests must not wait for Nagle's algorithm.
-    set(curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L));
     if (!options_.verify_tls) {
       set(curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L));
       set(curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L));

@@ -313,9 +313,7 @@ std::optional<std::uint64_t> tensor_stream_check::on_frame(const frame& f) {
   const std::string where = "tensor stream for \"" + tensor_ + "\": ";
   if (f.type == frame_type::error) {
     const error_payload e = parse_error(f.payload);
-    const auto code = e.code <= static_cast<std::uint64_t>(stream_errc::invalid_file)
-                          ? static_cast<stream_errc>(e.code)
-                          : stream_errc::protocol_error;
+    const auto code = stream_errc_from(e.code);
     throw protocol_error(code, where + "server error " + stream_errc_name(e.code) + ": " + e.message);
   }
   switch (state_) {

@@ -104,13 +104,12 @@ inline access_entry parse_access_line(const std::string& line) {
   return e;
 }
 
-namespace detail {
-
-/// The server's private prefix directory (config, logs, temp paths),
-/// removed with its contents on destruction.
-class nginx_prefix_dir {
+/// A fresh directory under the system temp dir that nginx can read, removed
+/// with its contents on destruction: the server's private prefix (config,
+/// logs, temp paths), and a root for tests' served files.
+class nginx_dir {
  public:
-  explicit nginx_prefix_dir(std::string_view stem) {
+  explicit nginx_dir(std::string_view stem) {
     std::string tmpl = (std::filesystem::temp_directory_path() / (std::string(stem) + "-XXXXXX")).string();
     if (::mkdtemp(tmpl.data()) == nullptr) {
       throw std::system_error(errno, std::generic_category(), "mkdtemp " + tmpl);
@@ -122,9 +121,9 @@ class nginx_prefix_dir {
                    std::filesystem::perms::group_exec | std::filesystem::perms::others_read |
                    std::filesystem::perms::others_exec);
   }
-  nginx_prefix_dir(const nginx_prefix_dir&) = delete;
-  nginx_prefix_dir& operator=(const nginx_prefix_dir&) = delete;
-  ~nginx_prefix_dir() {
+  nginx_dir(const nginx_dir&) = delete;
+  nginx_dir& operator=(const nginx_dir&) = delete;
+  ~nginx_dir() {
     std::error_code ec;
     std::filesystem::remove_all(path_, ec);
   }
@@ -133,8 +132,6 @@ class nginx_prefix_dir {
  private:
   std::filesystem::path path_;
 };
-
-}  // namespace detail
 
 /// nginx serving `root` at http://127.0.0.1:<port>/.
 class nginx_server {
@@ -394,7 +391,7 @@ class nginx_server {
     return false;
   }
 
-  detail::nginx_prefix_dir prefix_{"tensogram-nginx"};
+  nginx_dir prefix_{"tensogram-nginx"};
   std::filesystem::path root_;
   std::string extra_;
   int port_ = 0;

@@ -16,48 +16,18 @@
 #include <tensogram/core/error.hpp>
 #include <vector>
 
+#include "spec_files.hpp"
+
 namespace mt = metatensor;
 using mt::errc;
 
 namespace {
 
-// The §6.7 worked example: a String blob tensor, a struct tensor with a
-// String field (both with heaps) and a flat tensor.
-constexpr std::string_view worked_schema = R"({
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "type": "object",
-  "required": ["labels", "particles", "positions"],
-  "additionalProperties": false,
-  "$defs": {
-    "Particle": {
-      "type": "object", "TypeDef:Struct": true,
-      "required": ["id", "mass", "vel", "name"],
-      "properties": {
-        "id": {"type": "integer", "TypeDef:Uint32": true},
-        "mass": {"type": "number", "TypeDef:Float64": true, "minimum": 0},
-        "vel": {"type": "array", "minItems": 3, "maxItems": 3, "items": {"type": "number", "TypeDef:Float32": true}},
-        "name": {"type": "string", "TypeDef:String": true}
-      }
-    }
-  },
-  "properties": {
-    "labels": {"type": "array", "items": {"type": "string", "TypeDef:String": true}},
-    "particles": {"type": "array", "items": {"$ref": "#/$defs/Particle"}},
-    "positions": {"type": "array", "items": {"type": "array", "minItems": 3, "maxItems": 3,
-                                             "items": {"type": "number", "TypeDef:Float32": true}}}
-  }
-})";
-
+// The §6.7 worked example (a String blob tensor, a struct tensor with a
+// String field, both with heaps, and a flat tensor), written by the library.
 std::vector<std::byte> worked_file() {
-  mt::file_builder b(mt::compile_schema_text(worked_schema));
-  b.set_logical_value(nlohmann::json::parse(R"({
-    "labels": ["red", "green", "blue"],
-    "particles": [
-      {"id": 7, "mass": 1.5, "vel": [0.5, -1, 2], "name": "alpha"},
-      {"id": 4000000000, "mass": 0, "vel": [0, 0, 0.25], "name": "beta"}
-    ],
-    "positions": [[1, 2, 3], [4.5, 5, 6]]
-  })"));
+  mt::file_builder b(mt::compile_schema_text(metatensor_test::example_schema()));
+  b.set_logical_value(metatensor_test::example_value());
   return b.serialize();
 }
 

@@ -80,29 +80,6 @@ void write_file(const std::filesystem::path& p, const std::vector<std::byte>& by
   std::filesystem::rename(tmp, p);
 }
 
-class temp_dir {
- public:
-  temp_dir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "metatensor-http-XXXXXX").string();
-    if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = tmpl;
-    std::filesystem::permissions(
-        path_, std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
-                   std::filesystem::perms::group_exec | std::filesystem::perms::others_read |
-                   std::filesystem::perms::others_exec);
-  }
-  temp_dir(const temp_dir&) = delete;
-  temp_dir& operator=(const temp_dir&) = delete;
-  ~temp_dir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
-
 // Records every listener call; tests wait on it.
 class test_listener final : public msd::transport_listener {
  public:
@@ -179,6 +156,41 @@ std::string what(const std::exception_ptr& e) {
     return x.what();
   }
   return "(unknown)";
+}
+
+// Runs `check` on the exception `e` holds, which must be an E.
+template <class E, class Check>
+void expect_exception(const std::exception_ptr& e, Check&& check) {
+  if (!e) {
+    ADD_FAILURE() << "no error";
+    return;
+  }
+  try {
+    std::rethrow_exception(e);
+  } catch (const E& x) {
+    check(x);
+  } catch (const std::exception& x) {
+    ADD_FAILURE() << "unexpected exception type: " << x.what();
+  }
+}
+
+// `e` is an E whose message contains `fragment`.
+template <class E>
+void expect_error(const std::exception_ptr& e, std::string_view fragment) {
+  expect_exception<E>(
+      e, [&](const E& x) { EXPECT_NE(std::string(x.what()).find(fragment), std::string::npos) << x.what(); });
+}
+
+// What `open` of a transport for `u` throws (null when it succeeds).
+std::exception_ptr open_error(const msd::remote_url& u, const ms::client_options& o = {}) {
+  test_listener l;
+  auto t = msd::make_http_transport(u, o, l);
+  try {
+    (void)t->open();
+  } catch (...) {
+    return std::current_exception();
+  }
+  return nullptr;
 }
 
 // What remote_file hands the transport for physical tensor `name`, range
@@ -305,7 +317,7 @@ class HttpTransport : public ::testing::Test {
   static void SetUpTestSuite() {
     if (tgtest::nginx_unavailable()) return;
     try {
-      dir_ = std::make_unique<temp_dir>();
+      dir_ = std::make_unique<tgtest::nginx_dir>("metatensor-http");
       file_ = make_file(100'000, 1);
       write_file(dir_->path() / "model.safetensors", file_);
       write_file(dir_->path() / "replaced.safetensors", file_);
@@ -342,7 +354,7 @@ class HttpTransport : public ::testing::Test {
     return mt::safetensors::file::from_buffer(tensogram::buffer::owned(file_));
   }
 
-  static inline std::unique_ptr<temp_dir> dir_;
+  static inline std::unique_ptr<tgtest::nginx_dir> dir_;
   static inline std::unique_ptr<tgtest::nginx_server> server_;
   static inline std::vector<std::byte> file_;
   static inline std::string start_failure_;
@@ -451,35 +463,22 @@ TEST_F(HttpTransport, BadRangeFailsLikeQuic) {
   t->start(r.request);
   const auto o = l.wait(3);
   ASSERT_EQ(o.s, test_listener::state::failed);
-  try {
-    std::rethrow_exception(o.error);
-  } catch (const ms::protocol_error& e) {
+  expect_exception<ms::protocol_error>(o.error, [](const ms::protocol_error& e) {
     EXPECT_EQ(e.code(), ms::stream_errc::bad_range) << e.what();
-  }
+  });
 }
 
 TEST_F(HttpTransport, MissingFileFailsOpen) {
-  test_listener l;
-  auto t = msd::make_http_transport(url("missing.safetensors"), {}, l);
-  try {
-    (void)t->open();
-    FAIL() << "open of a missing file succeeded";
-  } catch (const ms::protocol_error& e) {
-    EXPECT_EQ(e.code(), ms::stream_errc::not_found);
-    EXPECT_NE(std::string(e.what()).find("HTTP 404"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("/missing.safetensors"), std::string::npos) << e.what();
-  }
+  const auto e = open_error(url("missing.safetensors"));
+  expect_exception<ms::protocol_error>(
+      e, [](const ms::protocol_error& x) { EXPECT_EQ(x.code(), ms::stream_errc::not_found) << x.what(); });
+  expect_error<ms::protocol_error>(e, "HTTP 404");
+  expect_error<ms::protocol_error>(e, "/missing.safetensors");
 }
 
 TEST_F(HttpTransport, ServerIgnoringRangeFailsOpenCleanly) {
-  test_listener l;
-  auto t = msd::make_http_transport(url("norange/model.safetensors"), {}, l);
-  try {
-    (void)t->open();
-    FAIL() << "open succeeded against a server without ranges";
-  } catch (const tensogram::remote_error& e) {
-    EXPECT_NE(std::string(e.what()).find("ignored the Range header"), std::string::npos) << e.what();
-  }
+  expect_error<tensogram::remote_error>(open_error(url("norange/model.safetensors")),
+                                        "ignored the Range header");
 }
 
 TEST_F(HttpTransport, UnreachableServerFailsOpen) {
@@ -576,13 +575,7 @@ TEST_F(HttpTransport, FileReplacedAfterOpenFails) {
   t->start(r.request);
   const auto o = l.wait(5);
   ASSERT_EQ(o.s, test_listener::state::failed);
-  EXPECT_NE(what(o.error).find("changed"), std::string::npos) << what(o.error);
-  try {
-    std::rethrow_exception(o.error);
-  } catch (const tensogram::remote_error&) {
-  } catch (...) {
-    ADD_FAILURE() << "not a remote_error: " << what(o.error);
-  }
+  expect_error<tensogram::remote_error>(o.error, "changed");
 }
 
 TEST_F(HttpTransport, CloseStopsListenerCalls) {
@@ -677,17 +670,6 @@ class HttpTransportFaults : public ::testing::Test {
   std::optional<mt::safetensors::file> f_;
 };
 
-template <class E>
-void expect_error(const std::exception_ptr& e, std::string_view fragment) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const E& x) {
-    EXPECT_NE(std::string(x.what()).find(fragment), std::string::npos) << x.what();
-  } catch (const std::exception& x) {
-    ADD_FAILURE() << "unexpected exception type: " << x.what();
-  }
-}
-
 TEST_F(HttpTransportFaults, ShortBodyIsProtocolError) {
   scripted_server s(with_tensor_reply([&](std::uint64_t first, std::uint64_t last) {
     // Content-Length promises the range, the connection ends half-way.
@@ -743,14 +725,7 @@ TEST_F(HttpTransportFaults, SizeChangeIsDetectedWithoutEtag) {
 TEST_F(HttpTransportFaults, OpenNeedsTheFileSize) {
   scripted_server s(
       [&](std::uint64_t first, std::uint64_t last) { return partial(file_, first, last, "*"); });
-  test_listener l;
-  auto t = msd::make_http_transport(url_of(s), {}, l);
-  try {
-    (void)t->open();
-    FAIL() << "opened without a file size";
-  } catch (const tensogram::remote_error& e) {
-    EXPECT_NE(std::string(e.what()).find("no file size"), std::string::npos) << e.what();
-  }
+  expect_error<tensogram::remote_error>(open_error(url_of(s)), "no file size");
 }
 
 TEST_F(HttpTransportFaults, OversizedHeaderLengthIsRefused) {
@@ -758,29 +733,20 @@ TEST_F(HttpTransportFaults, OversizedHeaderLengthIsRefused) {
   const std::uint64_t n = 200'000'000;
   std::memcpy(bytes.data(), &n, 8);
   scripted_server s([&](std::uint64_t first, std::uint64_t last) { return partial(bytes, first, last); });
-  test_listener l;
-  auto t = msd::make_http_transport(url_of(s), {}, l);
-  try {
-    (void)t->open();
-    FAIL() << "a header of 200000000 bytes was accepted";
-  } catch (const ms::protocol_error& e) {
-    EXPECT_EQ(e.code(), ms::stream_errc::limit_exceeded) << e.what();
-    EXPECT_NE(std::string(e.what()).find("200000000"), std::string::npos) << e.what();
-  }
+  const auto e = open_error(url_of(s));
+  expect_exception<ms::protocol_error>(e, [](const ms::protocol_error& x) {
+    EXPECT_EQ(x.code(), ms::stream_errc::limit_exceeded) << x.what();
+  });
+  expect_error<ms::protocol_error>(e, "200000000");
 }
 
 TEST_F(HttpTransportFaults, TinyFileIsTooSmall) {
   const std::vector<std::byte> tiny(5, std::byte{1});
   scripted_server s(
       [&](std::uint64_t first, std::uint64_t) { return partial(tiny, first, tiny.size() - 1); });
-  test_listener l;
-  auto t = msd::make_http_transport(url_of(s), {}, l);
-  try {
-    (void)t->open();
-    FAIL() << "a 5-byte file was opened";
-  } catch (const mt::error& e) {
+  expect_exception<mt::error>(open_error(url_of(s)), [](const mt::error& e) {
     EXPECT_EQ(e.kind(), mt::errc::st_header_too_small) << e.what();
-  }
+  });
 }
 
 TEST_F(HttpTransportFaults, OpenTimeout) {

@@ -311,6 +311,35 @@ class QuicEngine : public ::testing::Test {
     return cfg;
   }
 
+  // Starts the server and a client that verifies its certificate (trusting
+  // `ca_file` besides the system CAs) under `server_name` (empty: the host).
+  // The client lives as long as the caller keeps it, so what the server
+  // learns afterwards is not its destructor's close.
+  [[nodiscard]] std::unique_ptr<q::client_endpoint> verifying_client(client_handler& h, fs::path ca_file,
+                                                                     std::string server_name) {
+    start_server();
+    auto cfg = insecure_client();
+    cfg.verify_peer = true;
+    cfg.ca_file = std::move(ca_file);
+    cfg.server_name = std::move(server_name);
+    return std::make_unique<q::client_endpoint>(cfg, h);
+  }
+
+  // The handshake completes.
+  static void expect_handshake(client_handler& h) {
+    ASSERT_TRUE(h.wait([&] { return h.handshake || h.closed_count > 0; }));
+    std::lock_guard lock(h.m);
+    EXPECT_TRUE(h.handshake) << h.closed.reason;
+  }
+
+  // The client refuses the server's certificate and says so.
+  static void expect_certificate_refused(client_handler& h) {
+    ASSERT_TRUE(h.wait([&] { return h.closed_count > 0; }));
+    std::lock_guard lock(h.m);
+    EXPECT_FALSE(h.handshake);
+    EXPECT_NE(h.closed.reason.find("certificate"), std::string::npos) << h.closed.reason;
+  }
+
   temp_dir dir_;
   fs::path cert_;
   fs::path key_;
@@ -541,55 +570,27 @@ TEST_F(QuicEngine, PostedTasksRunAfterClose) {
 }
 
 TEST_F(QuicEngine, UntrustedCertificateIsRefused) {
-  start_server();
   client_handler h;
-  auto cfg = insecure_client();
-  cfg.verify_peer = true;
-  cfg.server_name = "localhost";
-  q::client_endpoint client(cfg, h);
-  ASSERT_TRUE(h.wait([&] { return h.closed_count > 0; }));
-  std::lock_guard lock(h.m);
-  EXPECT_FALSE(h.handshake);
-  EXPECT_NE(h.closed.reason.find("certificate"), std::string::npos) << h.closed.reason;
+  const auto client = verifying_client(h, {}, "localhost");
+  expect_certificate_refused(h);
 }
 
 TEST_F(QuicEngine, CertificateTrustedThroughCaFile) {
-  start_server();
   client_handler h;
-  auto cfg = insecure_client();
-  cfg.verify_peer = true;
-  cfg.ca_file = cert_;
-  cfg.server_name = "localhost";
-  q::client_endpoint client(cfg, h);
-  ASSERT_TRUE(h.wait([&] { return h.handshake || h.closed_count > 0; }));
-  std::lock_guard lock(h.m);
-  EXPECT_TRUE(h.handshake) << h.closed.reason;
+  const auto client = verifying_client(h, cert_, "localhost");
+  expect_handshake(h);
 }
 
 TEST_F(QuicEngine, CertificateForIpAddress) {
-  start_server();
   client_handler h;
-  auto cfg = insecure_client();
-  cfg.verify_peer = true;
-  cfg.ca_file = cert_;  // server_name defaults to host, 127.0.0.1: an IP SAN
-  q::client_endpoint client(cfg, h);
-  ASSERT_TRUE(h.wait([&] { return h.handshake || h.closed_count > 0; }));
-  std::lock_guard lock(h.m);
-  EXPECT_TRUE(h.handshake) << h.closed.reason;
+  const auto client = verifying_client(h, cert_, "");  // the host, 127.0.0.1: an IP SAN
+  expect_handshake(h);
 }
 
 TEST_F(QuicEngine, WrongServerNameIsRefused) {
-  start_server();
   client_handler h;
-  auto cfg = insecure_client();
-  cfg.verify_peer = true;
-  cfg.ca_file = cert_;
-  cfg.server_name = "metatensor.example";
-  q::client_endpoint client(cfg, h);
-  ASSERT_TRUE(h.wait([&] { return h.closed_count > 0; }));
-  std::lock_guard lock(h.m);
-  EXPECT_FALSE(h.handshake);
-  EXPECT_NE(h.closed.reason.find("certificate"), std::string::npos) << h.closed.reason;
+  const auto client = verifying_client(h, cert_, "metatensor.example");
+  expect_certificate_refused(h);
   // The server learns why too: the client's TLS alert.
   ASSERT_TRUE(log_->wait([&] { return !log_->closed.empty(); }));
 }

@@ -102,6 +102,20 @@ inline std::string example_schema(
          R"("name":{"type":"string","TypeDef:String":true}}}}})";
 }
 
+/// The §6.7 worked example's logical value (the bytes of
+/// `example_physical_tensors`), for tests that build the file with the
+/// library's writer instead.
+inline nlohmann::json example_value() {
+  return nlohmann::json::parse(R"({
+    "labels": ["red", "green", "blue"],
+    "particles": [
+      {"id": 7, "mass": 1.5, "vel": [0.5, -1, 2], "name": "alpha"},
+      {"id": 4000000000, "mass": 0, "vel": [0, 0, 0.25], "name": "beta"}
+    ],
+    "positions": [[1, 2, 3], [4.5, 5, 6]]
+  })");
+}
+
 /// §7's layout table, verbatim from the spec.
 inline const std::string example_layout_text = R"({"tensors": {
   "particles": {"kind": "struct", "data": "particles", "heap": "particles#heap",

@@ -20,11 +20,6 @@
 
 namespace tgtest {
 
-void detail::unique_fd::reset() noexcept {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
-}
-
 namespace {
 
 using clock_type = std::chrono::steady_clock;
@@ -41,8 +36,8 @@ sockaddr_in loopback(std::uint16_t port) {
   return a;
 }
 
-detail::unique_fd udp_socket() {
-  detail::unique_fd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+tensogram::detail::unique_fd udp_socket() {
+  tensogram::detail::unique_fd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   if (fd.get() < 0) throw_errno("socket");
   // Bulk QUIC transfers send bursts of datagrams; larger buffers keep the
   // kernel from dropping more than the impairment asks for. Best effort:
@@ -107,7 +102,7 @@ udp_proxy::udp_proxy(std::uint16_t target_port, impairment cfg) : cfg_(cfg) {
     throw_errno("connect 127.0.0.1:" + std::to_string(target_port));
   }
 
-  stop_fd_ = detail::unique_fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  stop_fd_ = tensogram::detail::unique_fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (stop_fd_.get() < 0) throw_errno("eventfd");
 
   thread_ = std::thread([this] { run(); });

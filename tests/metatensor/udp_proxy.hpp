@@ -38,32 +38,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <thread>
-#include <utility>
+
+#include "src/core/unique_fd.hpp"
 
 namespace tgtest {
-
-namespace detail {
-/// Owns a file descriptor (closed on destruction).
-class unique_fd {
- public:
-  unique_fd() = default;
-  explicit unique_fd(int fd) noexcept : fd_(fd) {}
-  unique_fd(unique_fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-  unique_fd& operator=(unique_fd&& o) noexcept {
-    if (this != &o) {
-      reset();
-      fd_ = std::exchange(o.fd_, -1);
-    }
-    return *this;
-  }
-  ~unique_fd() { reset(); }
-  [[nodiscard]] int get() const noexcept { return fd_; }
-  void reset() noexcept;
-
- private:
-  int fd_ = -1;
-};
-}  // namespace detail
 
 struct impairment {
   double drop = 0;       ///< probability a datagram is discarded
@@ -100,9 +78,9 @@ class udp_proxy {
   void run() noexcept;
 
   impairment cfg_;
-  detail::unique_fd client_fd_;  // bound to 127.0.0.1:port_, faces the client
-  detail::unique_fd server_fd_;  // connected to 127.0.0.1:target_port
-  detail::unique_fd stop_fd_;    // eventfd: non-zero asks the thread to stop
+  tensogram::detail::unique_fd client_fd_;  // bound to 127.0.0.1:port_, faces the client
+  tensogram::detail::unique_fd server_fd_;  // connected to 127.0.0.1:target_port
+  tensogram::detail::unique_fd stop_fd_;    // eventfd: non-zero asks the thread to stop
   std::uint16_t port_ = 0;
   std::atomic<std::uint64_t> received_{0};
   std::atomic<std::uint64_t> forwarded_{0};

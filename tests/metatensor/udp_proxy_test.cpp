@@ -79,7 +79,7 @@ class endpoint {
     return a;
   }
 
-  tgtest::detail::unique_fd fd_;
+  tensogram::detail::unique_fd fd_;
   std::uint16_t port_ = 0;
 };
 

@@ -21,6 +21,8 @@
 #include <tuple>
 #include <vector>
 
+#include "spec_files.hpp"
+
 namespace st = metatensor::safetensors;
 using metatensor::errc;
 using metatensor::file_builder;
@@ -54,14 +56,7 @@ constexpr std::string_view worked_schema = R"({
   }
 })";
 
-const nlohmann::json worked_value = nlohmann::json::parse(R"({
-  "labels": ["red", "green", "blue"],
-  "particles": [
-    {"id": 7, "mass": 1.5, "vel": [0.5, -1, 2], "name": "alpha"},
-    {"id": 4000000000, "mass": 0, "vel": [0, 0, 0.25], "name": "beta"}
-  ],
-  "positions": [[1, 2, 3], [4.5, 5, 6]]
-})");
+const nlohmann::json worked_value = metatensor_test::example_value();
 
 std::uint64_t load_u64(std::span<const std::byte> bytes, std::size_t at) {
   std::uint64_t v = 0;

@@ -19,14 +19,11 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
-#include <charconv>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -36,6 +33,7 @@
 
 #include "metatensor/error.hpp"
 #include "metatensor/safetensors.hpp"
+#include "src/io/http_support.hpp"
 #include "tensogram/core/error.hpp"
 #include "transport.hpp"
 
@@ -43,31 +41,16 @@ namespace metatensor::streaming::detail {
 
 namespace {
 
-// libcurl's global environment, set up once per process before the first
-// handle is made (the function-local static is initialised exactly once,
-// C++ [stmt.dcl]/4, and only read afterwards). Never cleaned up: other code
-// in the process (tensogram's http_source among it) may use libcurl too and
-// curl_global_cleanup is not reference counted. src/io/http_source.cpp does
-// the same for its own handles; calling curl_global_init twice is harmless.
-void ensure_curl_initialised() {
-  static const CURLcode rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-  if (rc != CURLE_OK) {
-    throw tensogram::remote_error(std::string("cannot initialise libcurl: ") + curl_easy_strerror(rc));
-  }
-}
-
-struct easy_deleter {
-  void operator()(CURL* h) const noexcept { curl_easy_cleanup(h); }
-};
-struct multi_deleter {
-  void operator()(CURLM* h) const noexcept { curl_multi_cleanup(h); }
-};
-struct slist_deleter {
-  void operator()(curl_slist* l) const noexcept { curl_slist_free_all(l); }
-};
-using easy_ptr = std::unique_ptr<CURL, easy_deleter>;
-using multi_ptr = std::unique_ptr<CURLM, multi_deleter>;
-using slist_ptr = std::unique_ptr<curl_slist, slist_deleter>;
+// libcurl set-up, handle owners and header parsing shared with tensogram's
+// http_source (src/io/http_support.hpp).
+using tensogram::io::detail::easy_ptr;
+using tensogram::io::detail::ensure_curl_initialised;
+using tensogram::io::detail::iequals_prefix;
+using tensogram::io::detail::multi_ptr;
+using tensogram::io::detail::parse_content_range;
+using tensogram::io::detail::redact_url;
+using tensogram::io::detail::slist_ptr;
+using tensogram::io::detail::trim;
 
 // Error pages are read (so the connection stays reusable) up to this size,
 // then the transfer is aborted.
@@ -75,73 +58,6 @@ constexpr std::uint64_t max_error_body = 64 * 1024;
 
 std::string num(std::uint64_t v) {
   return std::to_string(v);
-}
-
-// The URL without "user:password@": credentials never appear in messages.
-std::string redact_url(std::string_view url) {
-  const auto scheme_end = url.find("://");
-  if (scheme_end == std::string_view::npos) return std::string(url);
-  const auto authority_start = scheme_end + 3;
-  const auto authority_end = url.find_first_of("/?#", authority_start);
-  const auto authority =
-      url.substr(authority_start, authority_end == std::string_view::npos ? std::string_view::npos
-                                                                          : authority_end - authority_start);
-  const auto at = authority.rfind('@');
-  if (at == std::string_view::npos) return std::string(url);
-  std::string out(url.substr(0, authority_start));
-  out += "***@";
-  out += url.substr(authority_start + at + 1);
-  return out;
-}
-
-bool iequals_prefix(std::string_view text, std::string_view prefix) noexcept {
-  if (text.size() < prefix.size()) return false;
-  for (std::size_t i = 0; i < prefix.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(text[i])) !=
-        std::tolower(static_cast<unsigned char>(prefix[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
-
-std::string_view trim(std::string_view s) noexcept {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
-
-std::optional<std::uint64_t> parse_u64(std::string_view s) noexcept {
-  std::uint64_t v = 0;
-  const auto* end = s.data() + s.size();
-  const auto [p, ec] = std::from_chars(s.data(), end, v);
-  if (ec != std::errc{} || p != end || s.empty()) return std::nullopt;
-  return v;
-}
-
-// `Content-Range: bytes first-last/total` or `bytes */total` (RFC 9110 §14.4).
-struct content_range {
-  std::optional<std::uint64_t> first;
-  std::optional<std::uint64_t> last;
-  std::optional<std::uint64_t> total;
-};
-
-content_range parse_content_range(std::string_view value) {
-  content_range out;
-  value = trim(value);
-  if (!iequals_prefix(value, "bytes")) return out;
-  value = trim(value.substr(5));
-  const auto slash = value.find('/');
-  if (slash == std::string_view::npos) return out;
-  out.total = parse_u64(trim(value.substr(slash + 1)));
-  const auto span = trim(value.substr(0, slash));
-  if (const auto dash = span.find('-'); dash != std::string_view::npos) {
-    out.first = parse_u64(span.substr(0, dash));
-    out.last = parse_u64(span.substr(dash + 1));
-  }
-  return out;
 }
 
 // If-Range needs a strong validator (RFC 9110 §13.1.5): a weak ETag there
@@ -463,25 +379,12 @@ class http_transport final : public transport {
     const auto set = [&](CURLcode rc) { ok = ok && rc == CURLE_OK; };
     set(curl_easy_setopt(h, CURLOPT_URL, url_.c_str()));
     set(curl_easy_setopt(h, CURLOPT_PRIVATE, static_cast<void*>(t.get())));
-    // Signals are not thread-safe (DNS timeouts would use SIGALRM).
-    set(curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L));
+    ok = tensogram::io::detail::set_range_request_options(h, "metatensor-cpp") && ok;
     set(curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &write_callback));
     set(curl_easy_setopt(h, CURLOPT_WRITEDATA, static_cast<void*>(t.get())));
     set(curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, &header_callback));
     set(curl_easy_setopt(h, CURLOPT_HEADERDATA, static_cast<void*>(t.get())));
     set(curl_easy_setopt(h, CURLOPT_ERRORBUFFER, t->errbuf.data()));
-    set(curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L));
-    set(curl_easy_setopt(h, CURLOPT_MAXREDIRS, 10L));
-#if LIBCURL_VERSION_NUM >= 0x075500  // 7.85.0
-    set(curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https"));
-    set(curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"));
-#else
-    set(curl_easy_setopt(h, CURLOPT_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS)));
-    set(curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS)));
-#endif
-    set(curl_easy_setopt(h, CURLOPT_USERAGENT, "metatensor-cpp"));
-    // No Accept-Encoding: a compressed reply would not be the range's bytes.
-    set(curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L));
     const auto open_ms = static_cast<long>(std::max<std::int64_t>(options_.open_timeout.count(), 1));
     set(curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, open_ms));
     // A transfer that receives nothing for open_timeout (at least 1 s) has

@@ -34,11 +34,15 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <mutex>
+#include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <utility>
 
+#include "src/core/unique_fd.hpp"
 #include "src/metatensor/streaming/tls_credentials.hpp"
 #include "tensogram/core/error.hpp"
 
@@ -84,31 +88,7 @@ std::string errno_text(int err) {
   return std::strerror(err);
 }
 
-class unique_fd {
- public:
-  unique_fd() = default;
-  explicit unique_fd(int fd) noexcept : fd_(fd) {}
-  unique_fd(unique_fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-  unique_fd& operator=(unique_fd&& o) noexcept {
-    if (this != &o) {
-      reset();
-      fd_ = std::exchange(o.fd_, -1);
-    }
-    return *this;
-  }
-  unique_fd(const unique_fd&) = delete;
-  unique_fd& operator=(const unique_fd&) = delete;
-  ~unique_fd() { reset(); }
-  [[nodiscard]] int get() const noexcept { return fd_; }
-  explicit operator bool() const noexcept { return fd_ >= 0; }
-  void reset() noexcept {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_ = -1;
-};
+using tensogram::detail::unique_fd;
 
 struct address {
   sockaddr_storage storage{};
@@ -338,6 +318,12 @@ class endpoint_base {
   /// deadline (UINT64_MAX: none).
   virtual ngtcp2_tstamp service(ngtcp2_tstamp ts) = 0;
   virtual void on_stop() = 0;
+  /// Opens the endpoint's socket on the first address of host:port where
+  /// `prepare(fd, ai)` succeeds (binds or connects; false with errno set
+  /// tries the next address), then tunes it and sets up local_ and io_.
+  /// Throws io_error "<failure> host:port: <last error>" when none works.
+  void open_socket(const std::string& host, std::uint16_t port, bool passive, std::string_view failure,
+                   const std::function<bool(int fd, const addrinfo& ai)>& prepare);
 
   unique_fd socket_;
   address local_;
@@ -1179,6 +1165,32 @@ struct addrinfo_deleter {
   void operator()(addrinfo* a) const noexcept { ::freeaddrinfo(a); }
 };
 
+void endpoint_base::open_socket(const std::string& host, std::uint16_t port, bool passive,
+                                std::string_view failure,
+                                const std::function<bool(int fd, const addrinfo& ai)>& prepare) {
+  std::unique_ptr<addrinfo, addrinfo_deleter> res(resolve(host, port, passive));
+  std::string last_error = "no address";
+  for (addrinfo* ai = res.get(); ai != nullptr; ai = ai->ai_next) {
+    unique_fd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol));
+    if (!fd || !prepare(fd.get(), *ai)) {
+      last_error = errno_text(errno);
+      continue;
+    }
+    socket_ = std::move(fd);
+    break;
+  }
+  if (!socket_) {
+    throw tensogram::io_error(std::string(failure) + " " + host + ":" + std::to_string(port) + ": " +
+                              last_error);
+  }
+  tune_socket(socket_.get());
+  local_.len = sizeof(local_.storage);
+  if (::getsockname(socket_.get(), local_.sa(), &local_.len) != 0) {
+    throw tensogram::io_error("getsockname: " + errno_text(errno));
+  }
+  io_ = std::make_unique<udp_io>(socket_.get());
+}
+
 }  // namespace
 
 // ===========================================================================
@@ -1187,36 +1199,14 @@ struct addrinfo_deleter {
 struct server_endpoint::impl final : endpoint_base {
   impl(server_config cfg, handler_factory fac) : config(std::move(cfg)), factory(std::move(fac)) {
     credentials = detail::load_server_credentials(config.cert_pem, config.key_pem);
-    std::unique_ptr<addrinfo, addrinfo_deleter> res(resolve(config.host, config.port, true));
-    std::string last_error = "no address";
-    for (addrinfo* ai = res.get(); ai != nullptr; ai = ai->ai_next) {
-      unique_fd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol));
-      if (!fd) {
-        last_error = errno_text(errno);
-        continue;
-      }
-      if (ai->ai_family == AF_INET6) {
+    open_socket(config.host, config.port, true, "cannot bind UDP", [](int fd, const addrinfo& ai) {
+      if (ai.ai_family == AF_INET6) {
         // "::" serves IPv4 clients too.
         int off = 0;
-        (void)::setsockopt(fd.get(), IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));
+        (void)::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));
       }
-      if (::bind(fd.get(), ai->ai_addr, ai->ai_addrlen) != 0) {
-        last_error = errno_text(errno);
-        continue;
-      }
-      socket_ = std::move(fd);
-      break;
-    }
-    if (!socket_) {
-      throw tensogram::io_error("cannot bind UDP " + config.host + ":" + std::to_string(config.port) + ": " +
-                                last_error);
-    }
-    tune_socket(socket_.get());
-    local_.len = sizeof(local_.storage);
-    if (::getsockname(socket_.get(), local_.sa(), &local_.len) != 0) {
-      throw tensogram::io_error("getsockname: " + errno_text(errno));
-    }
-    io_ = std::make_unique<udp_io>(socket_.get());
+      return ::bind(fd, ai.ai_addr, ai.ai_addrlen) == 0;
+    });
   }
 
   impl(const impl&) = delete;
@@ -1401,35 +1391,14 @@ struct client_endpoint::impl final : endpoint_base {
   impl(client_config cfg, connection_handler& h) : config(std::move(cfg)), handler(h) {
     if (config.server_name.empty()) config.server_name = config.host;
     credentials = detail::load_client_credentials(config.verify_peer, config.ca_file);
-    std::unique_ptr<addrinfo, addrinfo_deleter> res(resolve(config.host, config.port, false));
-    std::string last_error = "no address";
-    for (addrinfo* ai = res.get(); ai != nullptr; ai = ai->ai_next) {
-      unique_fd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol));
-      if (!fd) {
-        last_error = errno_text(errno);
-        continue;
-      }
-      // A connected socket: the kernel filters other senders and picks the
-      // source address.
-      if (::connect(fd.get(), ai->ai_addr, ai->ai_addrlen) != 0) {
-        last_error = errno_text(errno);
-        continue;
-      }
-      remote.assign(ai->ai_addr, ai->ai_addrlen);
-      socket_ = std::move(fd);
-      break;
-    }
-    if (!socket_) {
-      throw tensogram::io_error("cannot reach " + config.host + ":" + std::to_string(config.port) + ": " +
-                                last_error);
-    }
+    // A connected socket: the kernel filters other senders and picks the
+    // source address.
+    open_socket(config.host, config.port, false, "cannot reach", [this](int fd, const addrinfo& ai) {
+      if (::connect(fd, ai.ai_addr, ai.ai_addrlen) != 0) return false;
+      remote.assign(ai.ai_addr, ai.ai_addrlen);
+      return true;
+    });
     connected_ = true;
-    tune_socket(socket_.get());
-    local_.len = sizeof(local_.storage);
-    if (::getsockname(socket_.get(), local_.sa(), &local_.len) != 0) {
-      throw tensogram::io_error("getsockname: " + errno_text(errno));
-    }
-    io_ = std::make_unique<udp_io>(socket_.get());
 
     transport_setup setup;
     setup.server = false;

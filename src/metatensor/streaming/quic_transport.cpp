@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "quic_engine.hpp"
+#include "send_queue.hpp"
 #include "tensogram/core/error.hpp"
 #include "transport.hpp"
 
@@ -33,9 +34,7 @@ constexpr std::int64_t control_stream_id = 0;
 
 std::exception_ptr closed_error(std::uint64_t app_error, const std::string& reason, bool by_peer) {
   if (app_error != 0) {
-    const auto code = app_error <= static_cast<std::uint64_t>(stream_errc::invalid_file)
-                          ? static_cast<stream_errc>(app_error)
-                          : stream_errc::protocol_error;
+    const auto code = stream_errc_from(app_error);
     return std::make_exception_ptr(
         protocol_error(code, std::string("connection closed") + (by_peer ? " by the server" : "") + " with " +
                                  stream_errc_name(app_error) + (reason.empty() ? "" : ": " + reason)));
@@ -45,43 +44,12 @@ std::exception_ptr closed_error(std::uint64_t app_error, const std::string& reas
                                                          (reason.empty() ? "" : ": " + reason)));
 }
 
-// Bytes queued for one stream, owned until the stream closes (the engine
-// does not copy stream data).
-struct out_queue {
-  std::deque<std::vector<std::byte>> chunks;
-  std::size_t chunk = 0;
-  std::size_t offset = 0;
-  bool fin_queued = false;
-  bool fin_sent = false;
-
-  [[nodiscard]] bool pending() const noexcept { return chunk < chunks.size() || (fin_queued && !fin_sent); }
-  [[nodiscard]] quic::outgoing next(std::int64_t id) const {
-    quic::outgoing o;
-    o.stream_id = id;
-    if (chunk < chunks.size()) o.data = std::span<const std::byte>(chunks[chunk]).subspan(offset);
-    o.fin = fin_queued && chunk + 1 >= chunks.size();
-    return o;
-  }
-  void consume(std::size_t n, bool fin) {
-    while (n > 0 && chunk < chunks.size()) {
-      const std::size_t take = std::min(n, chunks[chunk].size() - offset);
-      offset += take;
-      n -= take;
-      if (offset == chunks[chunk].size()) {
-        ++chunk;
-        offset = 0;
-      }
-    }
-    if (fin) fin_sent = true;
-  }
-};
-
 // One tensor stream: the GET going out, the receiver writing what comes in
 // straight into the request's destination.
 struct tensor_stream {
   transport_request request;
   tensor_stream_receiver receiver;
-  out_queue out;
+  send_queue out;
   bool finished = false;  // reported to the listener (complete, failed or cancelled)
 };
 
@@ -156,7 +124,7 @@ class quic_transport final : public transport, private quic::connection_handler 
       // §10.4 cancellation: STOP_SENDING with MT_CANCELLED; the server
       // answers with RESET_STREAM, which needs no waiting here.
       c.stop_sending(it->second, static_cast<std::uint64_t>(stream_errc::cancelled));
-      if (s->second.out.pending())
+      if (!s->second.out.done())
         c.reset_stream(it->second, static_cast<std::uint64_t>(stream_errc::cancelled));
       s->second.finished = true;
       listener_.on_cancelled(id);
@@ -206,7 +174,7 @@ class quic_transport final : public transport, private quic::connection_handler 
   }
 
   void queue_control(quic::connection& c, std::vector<std::byte> frame) {
-    control_out_.chunks.push_back(std::move(frame));
+    control_out_.owned.push_back(std::move(frame));
     c.want_write();
   }
 
@@ -215,11 +183,8 @@ class quic_transport final : public transport, private quic::connection_handler 
     while (auto f = control_in_.next()) {
       if (f->type == frame_type::error) {
         const auto e = parse_error(f->payload);
-        const auto code = e.code <= static_cast<std::uint64_t>(stream_errc::invalid_file)
-                              ? static_cast<stream_errc>(e.code)
-                              : stream_errc::protocol_error;
-        throw protocol_error(code,
-                             url_.text + ": server error " + stream_errc_name(e.code) + ": " + e.message);
+        const auto code = stream_errc_from(e.code);
+        throw protocol_error(code, "server error " + stream_errc_name(e.code) + ": " + e.message);
       }
       switch (state_) {
         case state::awaiting_opened: {
@@ -290,7 +255,7 @@ class quic_transport final : public transport, private quic::connection_handler 
       try {
         tensor_stream s{
             r, tensor_stream_receiver(r.get, r.tensor_offset, r.tensor_size, r.destination), {}, false};
-        s.out.chunks.push_back(encode(r.get));
+        s.out.owned.push_back(encode(r.get));
         s.out.fin_queued = true;  // §10.4 tensor stream step 1: GET, then FIN
         stream_of_[r.id] = *id;
         streams_.emplace(*id, std::move(s));
@@ -359,9 +324,7 @@ class quic_transport final : public transport, private quic::connection_handler 
     }
     auto it = streams_.find(id);
     if (it == streams_.end() || it->second.finished) return;
-    const auto code = app_error <= static_cast<std::uint64_t>(stream_errc::invalid_file)
-                          ? static_cast<stream_errc>(app_error)
-                          : stream_errc::protocol_error;
+    const auto code = stream_errc_from(app_error);
     fail_stream(it->second, std::make_exception_ptr(protocol_error(
                                 code, "tensor stream for \"" + it->second.request.get.tensor +
                                           "\" reset by the server with " + stream_errc_name(app_error))));
@@ -384,9 +347,9 @@ class quic_transport final : public transport, private quic::connection_handler 
   }
 
   std::optional<quic::outgoing> next_outgoing(quic::connection&) override {
-    if (control_out_.pending()) return control_out_.next(control_stream_id);
+    if (!control_out_.done()) return control_out_.next(control_stream_id);
     for (auto& [id, s] : streams_) {
-      if (s.out.pending() && !s.finished) return s.out.next(id);
+      if (!s.out.done() && !s.finished) return s.out.next(id);
     }
     return std::nullopt;
   }
@@ -427,7 +390,7 @@ class quic_transport final : public transport, private quic::connection_handler 
   // Loop-thread state.
   state state_ = state::awaiting_opened;
   frame_reader control_in_{max_control_json};
-  out_queue control_out_;
+  send_queue control_out_;
   std::optional<std::uint64_t> goaway_;
   std::deque<transport_request> waiting_;
   std::map<std::int64_t, tensor_stream> streams_;

@@ -20,6 +20,7 @@
 
 #include "tensogram/core/buffer.hpp"
 #include "tensogram/core/error.hpp"
+#include "tensogram/core/memory.hpp"
 #include "transport.hpp"
 
 namespace metatensor::streaming {
@@ -39,6 +40,10 @@ class anonymous_mapping {
       throw tensogram::remote_error("cannot reserve " + std::to_string(size) + " bytes for the file image");
     }
     data_ = static_cast<std::byte*>(p);
+    // Tensors arrive in large runs: 2 MiB pages fault 512 times less often
+    // than 4 KiB ones (the profile of a 256 MiB fetch spent a quarter of its
+    // time in page faults). Still untouched pages stay uncommitted.
+    tensogram::advise_huge_pages(data_, size_);
   }
   ~anonymous_mapping() {
     if (data_ != nullptr) ::munmap(data_, size_);

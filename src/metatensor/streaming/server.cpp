@@ -30,6 +30,7 @@
 #include "metatensor/stream_protocol.hpp"
 #include "metatensor/stream_scheduler.hpp"
 #include "quic_engine.hpp"
+#include "send_queue.hpp"
 #include "tensogram/core/buffer.hpp"
 #include "tensogram/core/error.hpp"
 
@@ -40,6 +41,8 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::int64_t control_stream_id = 0;
+
+using detail::send_queue;
 
 // Client-initiated bidirectional streams have ids ≡ 0 (mod 4) (RFC 9000 §2.1).
 bool is_client_bidi(std::int64_t id) noexcept {
@@ -85,70 +88,16 @@ std::optional<fs::path> resolve_resource(const fs::path& root, const std::string
 std::string etag_of(const fs::path& p) {
   struct stat st {};
   if (::stat(p.c_str(), &st) != 0) return {};
-  return "\"" + hex(static_cast<std::uint64_t>(st.st_ino)) + "-" +
-         hex(static_cast<std::uint64_t>(st.st_size)) + "-" +
-         hex(static_cast<std::uint64_t>(st.st_mtim.tv_sec)) + "." +
-         hex(static_cast<std::uint64_t>(st.st_mtim.tv_nsec)) + "\"";
+  std::string tag = "\"";
+  for (const std::uint64_t part :
+       {static_cast<std::uint64_t>(st.st_ino), static_cast<std::uint64_t>(st.st_size),
+        static_cast<std::uint64_t>(st.st_mtim.tv_sec), static_cast<std::uint64_t>(st.st_mtim.tv_nsec)}) {
+    if (tag.size() > 1) tag += '-';
+    tag += hex(part);
+  }
+  tag += '"';
+  return tag;
 }
-
-// Bytes queued on one stream: frames we built (owned here until the stream
-// closes, as the engine requires) followed by an optional borrowed payload.
-struct send_queue {
-  std::deque<std::vector<std::byte>> owned;  // never shrinks before the stream closes
-  std::size_t chunk = 0;                     // index of the chunk being sent
-  std::size_t offset = 0;                    // bytes of that chunk already sent
-  std::span<const std::byte> payload;        // DATA payload from the mapping, after `owned`
-  std::size_t payload_sent = 0;
-  bool fin_queued = false;
-  bool fin_sent = false;
-
-  [[nodiscard]] std::uint64_t remaining() const noexcept {
-    std::uint64_t n = payload.size() - payload_sent;
-    for (std::size_t i = chunk; i < owned.size(); ++i) n += owned[i].size() - (i == chunk ? offset : 0);
-    return n;
-  }
-  [[nodiscard]] bool done() const noexcept { return fin_sent || (!fin_queued && remaining() == 0); }
-  // The next contiguous piece, at most `max` bytes; `fin` when it is the last.
-  [[nodiscard]] quic::outgoing next(std::int64_t id, std::uint64_t max) const {
-    quic::outgoing out;
-    out.stream_id = id;
-    std::span<const std::byte> piece;
-    bool last_piece = false;
-    if (chunk < owned.size()) {
-      piece = std::span<const std::byte>(owned[chunk]).subspan(offset);
-      last_piece = chunk + 1 == owned.size() && payload.size() == payload_sent;
-    } else {
-      piece = payload.subspan(payload_sent);
-      last_piece = true;
-    }
-    const bool whole = piece.size() <= max;
-    out.data = piece.first(static_cast<std::size_t>(std::min<std::uint64_t>(piece.size(), max)));
-    out.fin = fin_queued && last_piece && whole;
-    return out;
-  }
-  void consume(std::size_t n, bool fin) {
-    while (n > 0) {
-      if (chunk < owned.size()) {
-        const std::size_t take = std::min(n, owned[chunk].size() - offset);
-        offset += take;
-        n -= take;
-        if (offset == owned[chunk].size()) {
-          ++chunk;
-          offset = 0;
-        }
-      } else {
-        payload_sent += n;
-        n = 0;
-      }
-    }
-    // Skip empty chunks so `next` never offers an empty piece before data.
-    while (chunk < owned.size() && owned[chunk].size() == offset) {
-      ++chunk;
-      offset = 0;
-    }
-    if (fin) fin_sent = true;
-  }
-};
 
 struct served_file {
   tensogram::buffer image;  // the mapping every stream of the connection reads
