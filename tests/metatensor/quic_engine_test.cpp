@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <filesystem>
@@ -19,8 +20,10 @@
 #include <mutex>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 
+#include "src/core/unique_fd.hpp"
 #include "tensogram/core/error.hpp"
 
 namespace {
@@ -616,25 +619,49 @@ TEST_F(QuicEngine, UnresolvableHostThrows) {
   EXPECT_THROW(q::client_endpoint(cfg, h), tensogram::io_error);
 }
 
-TEST_F(QuicEngine, HandshakeTimeout) {
-  // A UDP socket that never answers.
-  const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
-  ASSERT_GE(fd, 0);
+// A UDP socket bound to an ephemeral loopback port that never answers.
+tensogram::detail::unique_fd silent_udp_socket(std::uint16_t& port) {
+  tensogram::detail::unique_fd fd(::socket(AF_INET, SOCK_DGRAM, 0));
   sockaddr_in sin{};
   sin.sin_family = AF_INET;
   sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&sin), sizeof(sin)), 0);
   socklen_t len = sizeof(sin);
-  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&sin), &len), 0);
-  client_handler h;
+  if (fd.get() < 0 || ::bind(fd.get(), reinterpret_cast<sockaddr*>(&sin), sizeof(sin)) != 0 ||
+      ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&sin), &len) != 0) {
+    throw std::runtime_error("cannot bind a loopback UDP socket");
+  }
+  port = ntohs(sin.sin_port);
+  return fd;
+}
+
+// A client of 127.0.0.1:`port` that accepts any certificate.
+q::client_config loopback_client(std::uint16_t port, std::chrono::milliseconds handshake_timeout) {
   q::client_config cfg;
   cfg.host = "127.0.0.1";
-  cfg.port = ntohs(sin.sin_port);
+  cfg.port = port;
   cfg.verify_peer = false;
-  cfg.limits.handshake_timeout = 300ms;
-  q::client_endpoint client(cfg, h);
+  cfg.limits.handshake_timeout = handshake_timeout;
+  return cfg;
+}
+
+// Nothing bound on the port: the kernel's ICMP port unreachable ends the
+// attempt at once, not after the (here 20 s) handshake timeout.
+TEST_F(QuicEngine, ClosedPortIsRefusedWithoutWaitingForTheTimeout) {
+  std::uint16_t port = 0;
+  silent_udp_socket(port);  // closed again at once: the port is free, nobody listens
+  client_handler h;
+  q::client_endpoint client(loopback_client(port, 20s), h);
+  EXPECT_TRUE(h.wait([&] { return h.closed_count > 0; }, 5s));
+  std::lock_guard lock(h.m);
+  EXPECT_NE(h.closed.reason.find("refused"), std::string::npos) << h.closed.reason;
+}
+
+TEST_F(QuicEngine, HandshakeTimeout) {
+  std::uint16_t port = 0;
+  const auto silent = silent_udp_socket(port);
+  client_handler h;
+  q::client_endpoint client(loopback_client(port, 300ms), h);
   EXPECT_TRUE(h.wait([&] { return h.closed_count > 0; }, 3s));
-  ::close(fd);
   std::lock_guard lock(h.m);
   EXPECT_NE(h.closed.reason.find("handshake"), std::string::npos) << h.closed.reason;
 }

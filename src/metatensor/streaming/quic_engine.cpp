@@ -240,10 +240,11 @@ class udp_io {
     }
     const int n = ::recvmmsg(fd_, msgs.data(), rx_batch, MSG_DONTWAIT, nullptr);
     if (n <= 0) {
-      // EAGAIN: drained.  ECONNREFUSED (ICMP on a connected socket) and
-      // other transient errors are left to QUIC's timers (RFC 9000 §14.2.1
-      // lets endpoints ignore ICMP).
-      return n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EBADF;
+      // EAGAIN: drained.  ECONNREFUSED is an ICMP port unreachable on a
+      // connected socket: remembered for the endpoint to judge (see
+      // `take_refused`); other transient errors are left to QUIC's timers.
+      if (n < 0 && errno == ECONNREFUSED) refused_ = true;
+      return n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EBADF && errno != ECONNREFUSED;
     }
     for (int i = 0; i < n; ++i) {
       const auto& h = msgs[static_cast<std::size_t>(i)].msg_hdr;
@@ -253,6 +254,9 @@ class udp_io {
     }
     return static_cast<std::size_t>(n) == rx_batch;
   }
+
+  /// True once after a read saw ECONNREFUSED.
+  [[nodiscard]] bool take_refused() noexcept { return std::exchange(refused_, false); }
 
   std::uint8_t* slot(std::size_t i) noexcept { return tx_.data() + i * loopback_payload; }
 
@@ -289,6 +293,7 @@ class udp_io {
   int fd_;
   std::vector<std::uint8_t> rx_;
   std::vector<std::uint8_t> tx_;
+  bool refused_ = false;
 };
 
 class conn_impl;
@@ -318,6 +323,8 @@ class endpoint_base {
   /// deadline (UINT64_MAX: none).
   virtual ngtcp2_tstamp service(ngtcp2_tstamp ts) = 0;
   virtual void on_stop() = 0;
+  /// The socket reported ICMP port unreachable (client sockets are connected).
+  virtual void on_refused() {}
   /// Opens the endpoint's socket on the first address of host:port where
   /// `prepare(fd, ai)` succeeds (binds or connects; false with errno set
   /// tries the next address), then tunes it and sets up local_ and io_.
@@ -675,6 +682,17 @@ class conn_impl final : public connection {
       return;
     }
     apply_deferred();
+  }
+
+  /// Nothing listens at the peer's address (ICMP port unreachable).  RFC 9000
+  /// §14.2.1 lets endpoints ignore ICMP, which is right once packets have
+  /// been exchanged; before the handshake completes it is the only answer a
+  /// client will get, so it ends the attempt at once instead of after the
+  /// handshake timeout.
+  void refused_before_handshake(const std::string& reason) {
+    if (state_ != state::open || ngtcp2_conn_get_handshake_completed(conn_.get()) != 0) return;
+    state_ = state::dead;
+    report_closed(0, reason, false);
   }
 
   /// The endpoint is stopping: close with MT_NO_ERROR (§10.6).
@@ -1144,6 +1162,7 @@ void endpoint_base::run_loop() {
                                            socklen_t from_len) { dispatch(data, len, from, from_len, ts); });
         if (!more) break;
       }
+      if (io_->take_refused()) on_refused();
     }
   }
 }
@@ -1434,6 +1453,10 @@ struct client_endpoint::impl final : endpoint_base {
   }
 
   void on_stop() override { conn->shutdown("connection closed by the client"); }
+  void on_refused() override {
+    conn->refused_before_handshake("connection refused: nothing answers on UDP " +
+                                   to_string(remote.sa(), remote.len));
+  }
 
   void post(std::function<void(connection&)> task) {
     queue_.post([this, t = std::move(task)] { t(*conn); });
