@@ -165,21 +165,45 @@ py::array make_array(const tensogram::buffer& data, py::dtype dtype, std::vector
   return arr;
 }
 
+void warn_reinterpreted(const data_object_descriptor& d) {
+  if (!d.reinterpreted_as_float64()) return;
+  const std::string text = d.compression + " compressed this " + std::string(dtype_name(d.dtype)) + " (" +
+                           std::string(byte_order_name(d.effective_byte_order())) +
+                           "-endian) object's bytes as reinterpreted float64: the decoded values are what "
+                           "the reference decoder returns, not the original data";
+  if (PyErr_WarnEx(PyExc_UserWarning, text.c_str(), 1) != 0) throw py::error_already_set();
+}
+
 py::array object_array(const decoded_object& object, const message_source& source) {
   const data_object_descriptor& d = object.descriptor();
+  warn_reinterpreted(d);
   const bool packed = d.encoding == "simple_packing";
   py::dtype dt = numpy_dtype(d.dtype, packed, object.data_byte_order());
   std::vector<py::ssize_t> shape;
+  const std::size_t size = object.data_buffer().size();
   if (d.dtype == dtype::bitmask && !packed) {
-    shape.push_back(static_cast<py::ssize_t>(object.data_buffer().size()));
+    shape.push_back(static_cast<py::ssize_t>(size));
   } else {
-    for (std::uint64_t s : d.shape) shape.push_back(static_cast<py::ssize_t>(s));
+    std::size_t count = 1;
+    for (std::uint64_t s : d.shape) {
+      shape.push_back(static_cast<py::ssize_t>(s));
+      count *= static_cast<std::size_t>(s);
+    }
+    const auto itemsize = static_cast<std::size_t>(dt.itemsize());
+    if (d.reinterpreted_as_float64() && count * itemsize != size) {
+      // zfp decodes 8·N bytes whatever the dtype (spec 03 §3.3): the
+      // reference decoder's bytes do not fill the shape, so they come back
+      // flat, as elements of the dtype where they divide into them.
+      if (size % itemsize != 0) dt = py::dtype("uint8");
+      shape = {static_cast<py::ssize_t>(size / static_cast<std::size_t>(dt.itemsize()))};
+    }
   }
   return make_array(object.data_buffer(), std::move(dt), std::move(shape), source);
 }
 
 py::object range_arrays(std::vector<tensogram::buffer> parts, const data_object_descriptor& d,
                         tensogram::byte_order order, bool join) {
+  warn_reinterpreted(d);
   const bool packed = d.encoding == "simple_packing";
   py::dtype dt = numpy_dtype(d.dtype, packed, order);
   const auto itemsize = static_cast<std::size_t>(dt.itemsize());

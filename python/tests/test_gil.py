@@ -1,6 +1,7 @@
 """The GIL is released during encode, decode and file I/O (spec 04 B.1)."""
 
 import os
+import sys
 import threading
 import time
 
@@ -33,17 +34,26 @@ def progress_during(call):
         while not stop.is_set():
             counter[0] += 1
 
-    t = threading.Thread(target=spin)
-    t.start()
-    started.wait()
-    time.sleep(0.02)
-    before = counter[0]
-    t0 = time.perf_counter()
-    call()
-    elapsed = time.perf_counter() - t0
-    during = counter[0] - before
-    stop.set()
-    t.join()
+    # A short switch interval bounds what the spinner can do between reading
+    # `before` and the call taking over (one interval with the GIL held):
+    # with the default 5 ms a fast machine spins ~100k times there, which
+    # made the held-GIL control below flaky.
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(0.0002)
+    try:
+        t = threading.Thread(target=spin)
+        t.start()
+        started.wait()
+        time.sleep(0.02)
+        before = counter[0]
+        t0 = time.perf_counter()
+        call()
+        elapsed = time.perf_counter() - t0
+        during = counter[0] - before
+        stop.set()
+        t.join()
+    finally:
+        sys.setswitchinterval(interval)
     return during, elapsed
 
 
@@ -60,7 +70,7 @@ def test_other_threads_run_while_the_library_works(operation, data, message, tmp
     }
     during, elapsed = progress_during(calls[operation])
     # With the GIL released the spinner runs all along (millions of steps per
-    # second); held, it only gets the one switch interval (5 ms) before the
+    # second); held, it only gets the one switch interval (0.2 ms) before the
     # call starts, which the control below measures.
     rate = during / elapsed
     assert rate > RATE_WITH_GIL_RELEASED, f"{operation}: only {during} spinner steps in {elapsed:.3f}s"

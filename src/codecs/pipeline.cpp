@@ -335,6 +335,11 @@ void pipeline::check_encodable() const {
   }
 }
 
+std::uint64_t pipeline::decoded_size(std::uint64_t n) const {
+  if (packing_ || compressor_ == compressor::zfp) return checked_mul(n, 8);
+  return encoded_size(n);
+}
+
 bool pipeline::is_identity() const noexcept {
   return !packing_ && !shuffle_size_ && compressor_ == compressor::none;
 }
@@ -440,6 +445,32 @@ pipeline::encoded pipeline::encode(std::span<const std::byte> raw, std::uint64_t
   return out;
 }
 
+namespace {
+
+// zfp decode bound: values per payload byte (spec 03 §8.6: at least one bit
+// per block of four doubles, and a dtype of W ≥ 1 byte — bitmask: 1/8 —
+// gives N·W/8 doubles for N elements) plus slack for tiny payloads.
+constexpr std::uint64_t k_zfp_values_per_byte = 2048;
+constexpr std::uint64_t k_zfp_value_slack = std::uint64_t{1} << 16;
+
+// zfp and sz3 hand back host-order doubles; the reference writes them in the
+// declared order before the common swap to the requested order (spec 03
+// §1.2, §3.3). Returns the order the bytes are left in. For 8-byte swap
+// units the two swaps cancel, so nothing is done and the host order is
+// reported; for other dtypes (and complex, swapped per component) the
+// doubles are reversed here so that the dtype-sized swap that follows gives
+// the reference's bytes.
+// With a filter or simple_packing after the codec the bytes themselves
+// matter, so the shortcut is taken only when `last_stage`.
+byte_order doubles_in_declared_order(std::span<std::byte> doubles, byte_order declared, std::size_t unit,
+                                     bool last_stage) {
+  if (declared == native_byte_order() || (unit == 8 && last_stage)) return native_byte_order();
+  swap_bytes_in_place(doubles, 8);
+  return declared;
+}
+
+}  // namespace
+
 buffer pipeline::decode(std::span<const std::byte> payload, std::uint64_t n, byte_order declared,
                         byte_order out_order, std::uint32_t threads) const {
   const std::uint64_t x = encoded_size(n);
@@ -465,6 +496,8 @@ buffer pipeline::decode(std::span<const std::byte> payload, std::uint64_t n, byt
   };
   std::span<const std::byte> stage = payload;
   byte_order stage_order = declared;
+  const std::size_t unit = dtype_swap_unit(dtype_);
+  const bool last_stage = !shuffle_size_ && !packing_;
   switch (compressor_) {
     case compressor::none: break;
     case compressor::szip: bytes = szip_decompress(payload, szip_, xs); break;
@@ -489,14 +522,29 @@ buffer pipeline::decode(std::span<const std::byte> payload, std::uint64_t n, byt
       }
       break;
     case compressor::blosc2: blosc2_decompress_into(payload, direct_output(), threads); break;
-    case compressor::zfp:
-      // Every value is written by libzfp: no zero fill first.
-      zfp_decompress_into(payload, n, zfp_, direct_output());
-      stage_order = native_byte_order();  // zfp yields host-order doubles
+    case compressor::zfp: {
+      // The reference decodes N doubles, N the element count whatever the
+      // dtype (spec 03 §3.3, §8.6): 8·N bytes, which is N·W only for 8-byte
+      // dtypes. A stream the reference wrote holds at least one bit per four
+      // doubles of its N·W/8 input, so it cannot stand for more than
+      // k_zfp_values_per_byte values per payload byte; a descriptor claiming
+      // more is refused before anything is allocated.
+      if (n > static_cast<std::uint64_t>(payload.size()) * k_zfp_values_per_byte + k_zfp_value_slack) {
+        throw encoding_error("compression error: zfp error: a payload of " + std::to_string(payload.size()) +
+                             " bytes cannot encode the " + std::to_string(n) +
+                             " values the descriptor claims");
+      }
+      direct = buffer::allocate(static_cast<std::size_t>(n) * 8);
+      direct_used = true;
+      zfp_decompress_into(payload, n, zfp_, {direct.mutable_data(), direct.size()});
+      stage_order =
+          doubles_in_declared_order({direct.mutable_data(), direct.size()}, declared, unit, last_stage);
       break;
+    }
     case compressor::sz3:
       // The stream's own count must give the expected size (spec 03 §9.2);
-      // checked before the output is allocated.
+      // checked before the output is allocated. Every stream the reference
+      // writes satisfies it: SZ3 was given the N·W input bytes as doubles.
       if (xs % 8 != 0) {
         throw encoding_error("sz3 decodes float64 values; " + std::to_string(x) +
                              " decoded bytes are not a whole number of them");
@@ -505,7 +553,8 @@ buffer pipeline::decode(std::span<const std::byte> payload, std::uint64_t n, byt
         size_mismatch("sz3", info.num * 8, x);
       }
       sz3_decompress_into(payload, xs / 8, direct_output());
-      stage_order = native_byte_order();  // sz3 yields host-order doubles
+      stage_order =
+          doubles_in_declared_order({direct.mutable_data(), direct.size()}, declared, unit, last_stage);
       break;
     case compressor::rle: bytes = rle_decompress(payload, xs); break;
     case compressor::roaring: bytes = roaring_decompress(payload, xs); break;
@@ -535,7 +584,6 @@ buffer pipeline::decode(std::span<const std::byte> payload, std::uint64_t n, byt
                           std::span<std::byte>(values.mutable_data(), values.size()), threads);
     return values;
   }
-  const std::size_t unit = dtype_swap_unit(dtype_);
   const bool swap = stage_order != out_order && unit > 1;
   switch (at) {
     case holder::payload: {
@@ -567,7 +615,8 @@ void pipeline::check_range_decode() const {
   switch (compressor_) {
     case compressor::none:
     case compressor::blosc2:
-    case compressor::zfp: return;
+    case compressor::zfp:
+    case compressor::sz3: return;
     case compressor::szip:
       if (!szip_offsets_) {
         throw compression_error(
@@ -587,11 +636,22 @@ std::vector<std::byte> pipeline::decode_range(std::span<const std::byte> payload
     throw encoding_error("range (offset=" + std::to_string(offset) + ", count=" + std::to_string(count) +
                          "): exceeds the object's " + std::to_string(n) + " elements");
   }
-  if (compressor_ == compressor::zfp) {
-    // The reference decodes the whole stream and slices (spec 03 §8.6).
+  if (compressor_ == compressor::zfp || compressor_ == compressor::sz3) {
+    // The whole stream is decoded and the elements' bytes sliced out of it
+    // (spec 03 §8.6 for zfp; sz3, which the reference cannot range-decode,
+    // the same way). Where the decoded bytes are not N·W (spec 03 §3.3) the
+    // slice is still taken in elements of the dtype, so a range is always
+    // the matching part of what a full decode returns.
     const buffer all = decode(payload, n, declared, out_order);
-    const std::size_t w = packing_ ? 8 : dtype_width(dtype_);
-    const std::span<const std::byte> part = all.bytes().subspan(offset * w, count * w);
+    const std::uint64_t w = packing_ ? 8 : dtype_width(dtype_);
+    if ((offset + count) * w > all.size()) {
+      throw encoding_error("range (offset=" + std::to_string(offset) + ", count=" + std::to_string(count) +
+                           "): the object decodes to " + std::to_string(all.size()) + " bytes, fewer than " +
+                           std::to_string((offset + count) * w) + " (" + std::to_string(offset + count) +
+                           " elements of " + std::to_string(w) + " bytes)");
+    }
+    const std::span<const std::byte> part =
+        all.bytes().subspan(static_cast<std::size_t>(offset * w), static_cast<std::size_t>(count * w));
     return std::vector<std::byte>(part.begin(), part.end());
   }
   const std::uint64_t x = encoded_size(n);

@@ -110,12 +110,17 @@ void zfp_decompress_into(std::span<const std::byte> payload, std::uint64_t n, co
   if (n > (std::uint64_t{1} << 60)) fail("value count too large");
   double scratch = 0.0;
   const std::size_t cap = max_size(n, p, &scratch);
-  if (payload.size() > cap + 8) {
-    fail("payload of " + std::to_string(payload.size()) + " bytes exceeds the maximum " +
-         std::to_string(cap) + " for " + std::to_string(n) + " values");
+  // The reference refuses a stream longer than its libzfp's maximum for n
+  // values; with 64-bit stream words that is Debian's 8-bit-word maximum
+  // rounded up to whole words (spec 03 §8.6).
+  const std::size_t reference_cap = (cap + 7) / 8 * 8;
+  if (payload.size() > reference_cap) {
+    fail("zfp stream length " + std::to_string(payload.size()) + " inconsistent with descriptor (max " +
+         std::to_string(reference_cap) + " for " + std::to_string(n) +
+         " values) — truncated or malformed payload");
   }
   // Decode from a zero-padded copy so a short payload cannot be over-read.
-  std::vector<std::byte> padded = make_advised_bytes(cap + 16);
+  std::vector<std::byte> padded = make_advised_bytes(reference_cap + 8);
   std::memcpy(padded.data(), payload.data(), payload.size());
   if (out.size() != static_cast<std::size_t>(n) * 8) {
     fail("output buffer of " + std::to_string(out.size()) + " bytes for " + std::to_string(n) + " values");

@@ -710,6 +710,17 @@ std::vector<buffer> decode_sliced_range_impl(const sliced_object& s,
   const byte_order stored = d.effective_byte_order();
   const byte_order wanted = options.native_byte_order ? native_byte_order() : stored;
   const bool restore = options.restore_non_finite && has_masks(d);
+  if (restore && d.dtype != dtype::bitmask) {
+    // A range is the matching part of the full decode (spec 03 §3.3), and
+    // the full decode of a masked object fails when it does not hold N·W
+    // bytes; so does every range of it, with the same error.
+    const std::uint64_t decoded = pl.decoded_size(n);
+    const std::uint64_t width = dtype_width(d.dtype);
+    if (decoded != n * width) {
+      throw framing_error("decoded payload length " + std::to_string(decoded) + " does not match " +
+                          std::to_string(n) + " element(s) × " + std::to_string(width));
+    }
+  }
   out.reserve(ranges.size());
   for (const auto& [offset, count] : ranges) {
     try {

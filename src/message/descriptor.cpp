@@ -86,6 +86,11 @@ std::uint64_t data_object_descriptor::element_count() const {
   return *n;
 }
 
+bool data_object_descriptor::reinterpreted_as_float64() const noexcept {
+  if (compression != "zfp" && compression != "sz3") return false;
+  return dtype != tensogram::dtype::float64 || encoding != "none" || filter != "none";
+}
+
 data_object_descriptor data_object_descriptor::from_cbor(const cbor::value& v) {
   const cbor::map* m = v.as_map();
   if (m == nullptr) bad("descriptor is not a map");

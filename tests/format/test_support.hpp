@@ -28,13 +28,24 @@ inline std::string fixture_path(std::string_view name) {
   return std::string(TENSOGRAM_FIXTURES) + "/tgm/" + std::string(name);
 }
 
-inline bytes read_fixture(std::string_view name) {
-  std::ifstream f(fixture_path(name), std::ios::binary);
-  if (!f) throw std::runtime_error("cannot open fixture " + std::string(name));
+/// The whole file at `path`; throws when it cannot be opened.
+inline bytes read_bytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw std::runtime_error("cannot open " + path);
   const std::vector<char> c((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   bytes out(c.size());
   if (!c.empty()) std::memcpy(out.data(), c.data(), c.size());
   return out;
+}
+
+inline bytes read_fixture(std::string_view name) {
+  return read_bytes(fixture_path(name));
+}
+
+/// A file of fixtures/tgm-reference-lossy (zfp/sz3 objects the reference
+/// wrote on every dtype and byte order).
+inline bytes read_lossy_fixture(std::string_view name) {
+  return read_bytes(std::string(TENSOGRAM_FIXTURES) + "/tgm-reference-lossy/" + std::string(name));
 }
 
 /// Every fixture file of fixtures/tgm.

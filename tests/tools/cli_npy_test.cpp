@@ -3,6 +3,8 @@
 // included), Fortran order, --meta, hostile inputs, atomic outputs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -594,6 +596,61 @@ TEST(ToNpy, FileWithoutMessagesWritesNothing) {
   EXPECT_EQ(r.out, "");
   EXPECT_TRUE(std::filesystem::is_directory(dir / "o"));
   EXPECT_TRUE(std::filesystem::is_empty(dir / "o"));
+}
+
+}  // namespace
+}  // namespace tensogram::cli::test
+
+namespace tensogram::cli::test {
+namespace {
+
+// Objects the reference wrote with zfp/sz3 on other dtypes (spec 03 §3.3):
+// to-npy writes the reference decoder's bytes (the xxh3 its decoder gave,
+// fixtures/tgm-reference-lossy/expected.json), flat where they do not fill
+// the shape, and says on stderr that they are reinterpreted float64.
+TEST(ToNpyReferenceLossy, WritesTheReferenceDecodersBytes) {
+  struct expected_object {
+    const char* file;
+    const char* xxh3;
+    std::vector<std::uint64_t> shape;
+  };
+  const std::vector<expected_object> objects{
+      {"float32__zfp_rate16.tgm", "9f818e358e8016a9", {1920}},  // 8·960 bytes as float32
+      {"int16__zfp_acc1e-3.tgm", "c2031ffdf05f3394", {3840}},
+      {"complex128__zfp_acc1e-3.tgm", "fb74a197ee10b4fa", {480}},
+      {"uint8__2x3x4x5__zfp_rate16.tgm", "61878d0ce7605492", {960}},
+      {"float32__sz3_abs1e-3__big.tgm", "b6c7e92fd0d8fe72", {24, 40}},  // sz3: N·W bytes, shape kept
+      {"float64__mixed__sz3_abs1e-3__big.tgm", "c38ba539bfe267dc", {24, 40}},
+  };
+  for (const expected_object& o : objects) {
+    scratch_dir dir;
+    const std::string input = std::string(TENSOGRAM_FIXTURES) + "/tgm-reference-lossy/" + o.file;
+    const run_result r = run_cli({"to-npy", input, "-o", dir.path().string()});
+    ASSERT_EQ(r.exit_code, 0) << o.file << ": " << r.err;
+    const bool flagged = std::string(o.file).rfind("float64", 0) != 0;
+    EXPECT_EQ(r.err.find("reinterpreted float64") != std::string::npos, flagged) << o.file << ": " << r.err;
+    const std::vector<std::byte> file = read_file(dir.path() / "0_0.npy");
+    const npy::array a = npy::parse(file);
+    EXPECT_EQ(a.hdr.shape, o.shape) << o.file;
+    EXPECT_EQ(compute_hash(reinterpret_cast<const std::uint8_t*>(a.data.data()), a.data.size()), o.xxh3)
+        << o.file;
+  }
+}
+
+// A damaged sz3 stream: the error names the file, message and object.
+TEST(ToNpyReferenceLossy, DamagedStreamNamesTheObject) {
+  scratch_dir dir;
+  std::vector<std::byte> file =
+      read_file(std::string(TENSOGRAM_FIXTURES) + "/tgm-reference-lossy/float32__sz3_abs1e-3__big.tgm");
+  const std::array<std::byte, 4> magic{std::byte{0x10}, std::byte{0xF3}, std::byte{0x42}, std::byte{0xF3}};
+  const auto at = std::search(file.begin(), file.end(), magic.begin(), magic.end());
+  ASSERT_NE(at, file.end());
+  std::fill(at + 20, at + 40, std::byte{0});  // inside the zstd frame header
+  const auto damaged = dir.path() / "damaged.tgm";
+  write_file(damaged, file);
+  const run_result r = run_cli({"to-npy", damaged.string(), "-o", (dir.path() / "out").string()});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("damaged.tgm: message 0 object 0: encoding error: sz3:"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -64,6 +64,11 @@ class pipeline {
 
   /// Size of the encoding stage's output (the "X" of spec 03 §9.2).
   [[nodiscard]] std::uint64_t encoded_size(std::uint64_t n) const;
+  /// Size of what `decode` returns for N elements: 8·N for simple_packing
+  /// and for zfp (which decodes N doubles whatever the dtype, spec 03 §3.3),
+  /// else `encoded_size`. Differs from N·W only for objects the reference
+  /// wrote with zfp on a dtype that is not 8 bytes wide.
+  [[nodiscard]] std::uint64_t decoded_size(std::uint64_t n) const;
 
   struct encoded {
     std::vector<std::byte> payload;
@@ -78,13 +83,15 @@ class pipeline {
                                std::uint32_t threads = 0) const;
 
   /// Decodes a payload to N elements in `out_order` (float64 for
-  /// simple_packing). Sizes are checked against the descriptor. The result
-  /// owns its bytes (buffers the last stage wrote into; never zero-filled
-  /// first).
+  /// simple_packing), `decoded_size(n)` bytes. Sizes are checked against the
+  /// descriptor. zfp and sz3 objects of any dtype and byte order give the
+  /// reference decoder's bytes (spec 03 §3.3). The result owns its bytes
+  /// (buffers the last stage wrote into; never zero-filled first).
   [[nodiscard]] buffer decode(std::span<const std::byte> payload, std::uint64_t n, byte_order declared,
                               byte_order out_order, std::uint32_t threads = 0) const;
 
-  /// Elements `[offset, offset + count)` only (spec 03 §10). Throws
+  /// Elements `[offset, offset + count)` only (spec 03 §10); for zfp and sz3
+  /// the bytes `[offset·W, (offset + count)·W)` of the full decode. Throws
   /// `encoding_error` for filters, bitmask and codecs without range support,
   /// `compression_error` for szip without block offsets.
   [[nodiscard]] std::vector<std::byte> decode_range(std::span<const std::byte> payload, std::uint64_t n,

@@ -37,6 +37,13 @@ class decoded_object {
   [[nodiscard]] tensogram::byte_order data_byte_order() const noexcept { return data_order_; }
   /// True when `bytes()` points into the message rather than a decoded copy.
   [[nodiscard]] bool is_view() const noexcept { return view_; }
+  /// True when zfp or sz3 compressed this object's bytes as reinterpreted
+  /// float64 (see data_object_descriptor::reinterpreted_as_float64): `bytes()`
+  /// are what the reference decoder returns — for zfp 8·N bytes, whatever
+  /// the dtype — not the values that were written.
+  [[nodiscard]] bool reinterpreted_as_float64() const noexcept {
+    return descriptor_.reinterpreted_as_float64();
+  }
 
   // The reference C++ wrapper's accessors.
   [[nodiscard]] std::size_t ndim() const noexcept { return descriptor_.shape.size(); }

@@ -42,6 +42,17 @@ struct data_object_descriptor {
     return byte_order.value_or(native_byte_order());
   }
 
+  /// True for a zfp or sz3 object whose codec input was not float64: another
+  /// dtype, or simple_packing or shuffle before the codec (spec 03 §3.3).
+  /// The reference writes such objects; their bytes were lossily compressed
+  /// as reinterpreted float64, so what decodes is the reference decoder's
+  /// bytes, not the original data (for zfp not even N·W bytes but 8·N).
+  /// A big-endian float64 object is not flagged: the reference compressed
+  /// its bytes as little-endian doubles too, but this library swaps them
+  /// first (exact values, decoded alike by both), and the descriptor does
+  /// not say which of the two wrote it.
+  [[nodiscard]] bool reinterpreted_as_float64() const noexcept;
+
   /// Parses a descriptor map; throws `metadata_error` ("failed to deserialize
   /// descriptor: ...") for missing/ill-typed fixed keys or an unknown dtype.
   [[nodiscard]] static data_object_descriptor from_cbor(const cbor::value& v);

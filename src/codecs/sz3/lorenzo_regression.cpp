@@ -298,12 +298,10 @@ bool lorenzo_regression_supported(const stream_config& conf) {
 }
 
 const char* lorenzo_regression_unsupported_reason(const stream_config& conf) {
-  // SZ_compress_LorenzoReg's condition for the decomposition; everything
-  // else goes to SZ3's predictor-iterating compressor.
-  if (conf.N == 1) {
-    if (conf.regression || conf.regression2) return "1-D Lorenzo/regression with regression enabled";
-    return nullptr;
-  }
+  // SZ_compress_LorenzoReg's condition for the decomposition (SZ3 3.3.2:
+  // 3-D only); everything else goes to SZ3's predictor-iterating
+  // compressor, whose 1-D Lorenzo form is composed_lorenzo.hpp.
+  if (conf.N == 1) return "1-D data goes to SZ3's composed Lorenzo compressor, not this decomposition";
   if (conf.N == 3) {
     if (conf.regression2) return "3-D Lorenzo/regression with second-order regression enabled";
     return nullptr;
@@ -315,18 +313,14 @@ template <class T>
 lorenzo_regression_decomposition<T>::lorenzo_regression_decomposition(const stream_config& conf,
                                                                       const int_stream_coder* coder)
     : n_dims_(conf.N), dims_(conf.dims), quantizer_(conf.absErrorBound, conf.quantbinCnt / 2), coder_(coder) {
-  if (n_dims_ != 1 && n_dims_ != 3) fail("lorenzo/regression decomposition supports only 1-D and 3-D data");
-  if (n_dims_ == 3 && dims_.size() != 3) fail("lorenzo/regression: 3-D data needs three dimensions");
+  if (n_dims_ != 3) fail("lorenzo/regression decomposition supports only 3-D data");
+  if (dims_.size() != 3) fail("lorenzo/regression: 3-D data needs three dimensions");
 }
 
 template <class T>
 std::vector<int> lorenzo_regression_decomposition<T>::compress(const stream_config& conf, T* data) {
   check_encoder_settings<T>(conf);
   quantizer_ = linear_quantizer<T>(conf.absErrorBound, conf.quantbinCnt / 2);
-  if (n_dims_ == 1) {
-    if (conf.num == 0) fail("lorenzo/regression: no values");
-    return compress_1d(static_cast<std::size_t>(conf.num), data);
-  }
   return compress_3d(conf, data);
 }
 
@@ -334,14 +328,6 @@ template <class T>
 void lorenzo_regression_decomposition<T>::decompress(const stream_config& conf, std::span<const int> symbols,
                                                      T* out) {
   check_symbols(symbols, quantizer_.symbol_count());
-  if (n_dims_ == 1) {
-    if (conf.num == 0 || symbols.size() != conf.num) {
-      fail("lorenzo/regression: " + std::to_string(symbols.size()) + " symbols for " +
-           std::to_string(conf.num) + " values");
-    }
-    decompress_1d(static_cast<std::size_t>(conf.num), symbols, out);
-    return;
-  }
   if (checked_volume(dims_) != conf.num)
     fail("lorenzo/regression: dimensions do not multiply to the value count");
   decompress_3d(symbols, out);
@@ -349,30 +335,14 @@ void lorenzo_regression_decomposition<T>::decompress(const stream_config& conf, 
 
 template <class T>
 void lorenzo_regression_decomposition<T>::save(byte_writer& w) const {
-  if (n_dims_ == 3) save_3d(w);
+  save_3d(w);
   quantizer_.save(w);
 }
 
 template <class T>
 void lorenzo_regression_decomposition<T>::load(byte_reader& r) {
-  if (n_dims_ == 3) load_3d(r);
+  load_3d(r);
   quantizer_.load(r);
-}
-
-// --- N = 1 (§6.1): first-order Lorenzo along the flat array ---------------
-
-template <class T>
-std::vector<int> lorenzo_regression_decomposition<T>::compress_1d(std::size_t n, T* data) {
-  std::vector<int> symbols(n);
-  symbols[0] = quantizer_.quantize_and_overwrite(data[0], T(0));
-  for (std::size_t i = 1; i < n; ++i) symbols[i] = quantizer_.quantize_and_overwrite(data[i], data[i - 1]);
-  return symbols;
-}
-
-template <class T>
-void lorenzo_regression_decomposition<T>::decompress_1d(std::size_t n, std::span<const int> symbols, T* out) {
-  out[0] = quantizer_.recover(T(0), symbols[0]);
-  for (std::size_t i = 1; i < n; ++i) out[i] = quantizer_.recover(out[i - 1], symbols[i]);
 }
 
 // --- N = 3 (§6.2-6.5): SZ2's blockwise predictor selection -----------------

@@ -2,17 +2,13 @@
 // LorenzoRegressionDecomposition, used by ALGO_LORENZO_REG through
 // SZGenericCompressor).
 //
-// Two unrelated schemes share the name:
-//  * N = 1: a plain first-order Lorenzo walk (predict each value from the
-//    previous reconstructed one, the first from 0). The lorenzo / lorenzo2 /
-//    blockSize settings are ignored and nothing but the quantiser is saved.
-//  * N = 3: SZ2's blockwise scheme. The field is cut into blockSize³ blocks;
-//    per block the encoder estimates the error of 1-layer Lorenzo, 2-layer
-//    Lorenzo and a linear regression plane on a diagonal sample and keeps the
-//    best. The per-block choice and the quantised regression coefficients are
-//    saved as Huffman-coded side streams before the quantiser.
-// Other N (and N = 1 with regression, N = 3 with regression2) are handled in
-// SZ3 by a different compressor, which we do not implement.
+// SZ2's blockwise scheme for 3-D data: the field is cut into blockSize³
+// blocks; per block the encoder estimates the error of 1-layer Lorenzo,
+// 2-layer Lorenzo and a linear regression plane on a diagonal sample and
+// keeps the best. The per-block choice and the quantised regression
+// coefficients are saved as Huffman-coded side streams before the quantiser.
+// In SZ3 3.3.2 every other shape (1-D included: composed_lorenzo.hpp) and
+// 3-D with regression2 go to its predictor-iterating compressor.
 #pragma once
 
 #include <cstddef>
@@ -26,9 +22,8 @@
 
 namespace tensogram::codecs::sz3 {
 
-/// True when SZ3 3.3.x would compress `conf` with this decomposition
-/// (SZ_compress_LorenzoReg's fast path): N = 1 without regression /
-/// regression2, or N = 3 without regression2.
+/// True when SZ3 3.3.2 would compress `conf` with this decomposition
+/// (SZ_compress_LorenzoReg's fast path): N = 3 without regression2.
 bool lorenzo_regression_supported(const stream_config& conf);
 
 /// Why `conf` is not supported (for "unsupported SZ3 feature: ..."), or
@@ -53,18 +48,18 @@ class int_stream_coder {
 template <class T>
 class lorenzo_regression_decomposition {
  public:
-  /// `coder` is needed only for N = 3 (save / load) and must outlive this.
+  /// `coder` writes and reads the side streams and must outlive this.
   explicit lorenzo_regression_decomposition(const stream_config& conf,
                                             const int_stream_coder* coder = nullptr);
 
-  /// Quantisation symbols in SZ3's order (raster order for N = 1; block by
-  /// block, each block in raster order, for N = 3). `data` ends holding the
-  /// reconstructed values (see docs/sz3-format.md §6.4 for N = 3).
+  /// Quantisation symbols in SZ3's order (block by block, each block in
+  /// raster order). `data` ends holding the reconstructed values (see
+  /// docs/sz3-format.md §6.4).
   std::vector<int> compress(const stream_config& conf, T* data);
   /// Exactly SZ3's save() bytes (padding bytes of the N = 3 parameter image
   /// written as zeros).
   void save(byte_writer& w) const;
-  /// SZ3's load(); N = 3 needs conf.dims (from the constructor). Validates.
+  /// SZ3's load(); needs conf.dims (from the constructor). Validates.
   void load(byte_reader& r);
   /// Rebuilds `conf.num` values into `out`.
   void decompress(const stream_config& conf, std::span<const int> symbols, T* out);
@@ -90,14 +85,12 @@ class lorenzo_regression_decomposition {
   };
 
  private:
-  std::vector<int> compress_1d(std::size_t n, T* data);
-  void decompress_1d(std::size_t n, std::span<const int> symbols, T* out);
   std::vector<int> compress_3d(const stream_config& conf, T* data);
   void decompress_3d(std::span<const int> symbols, T* out);
   void save_3d(byte_writer& w) const;
   void load_3d(byte_reader& r);
 
-  int n_dims_ = 1;
+  int n_dims_ = 3;
   std::vector<std::size_t> dims_;
   linear_quantizer<T> quantizer_;
   const int_stream_coder* coder_ = nullptr;

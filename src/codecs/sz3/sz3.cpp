@@ -10,6 +10,7 @@
 #include <string>
 
 #include "byte_io.hpp"
+#include "composed_lorenzo.hpp"
 #include "generic_compressor.hpp"
 #include "interpolation.hpp"
 #include "lorenzo_regression.hpp"
@@ -120,9 +121,17 @@ std::vector<std::byte> run_interpolation(const stream_config& conf, std::vector<
   return out;
 }
 
+// ALGO_LORENZO_REG as SZ3 3.3.2 runs it: the composed Lorenzo compressor
+// for 1-D data (the only shape the pipeline gives), the blockwise
+// decomposition for 3-D (docs/sz3-format.md §6).
 template <class T>
 std::vector<std::byte> run_lorenzo(const stream_config& conf, std::vector<T>& work) {
   std::vector<std::byte> out;
+  if (conf.N == 1) {
+    composed_lorenzo_1d<T> d(conf);
+    generic_compress(d, conf, work.data(), out);
+    return out;
+  }
   const huffman_side_stream side;
   lorenzo_regression_decomposition<T> d(conf, &side);
   generic_compress(d, conf, work.data(), out);
@@ -261,7 +270,7 @@ std::vector<std::byte> compress_interp_lorenzo(stream_config& conf, std::vector<
     lorenzo.regression2 = false;
     lorenzo.openmp = false;
     lorenzo.blockSize = 5;
-    best_lorenzo = sampled_ratio<T, lorenzo_regression_decomposition<T>>(lorenzo, blocks);
+    best_lorenzo = sampled_ratio<T, composed_lorenzo_1d<T>>(lorenzo, blocks);
   }
   const bool use_interp = !(best_lorenzo >= best_interp * 1.1 && best_lorenzo < 50 && best_interp < 50);
   if (use_interp) return run_interpolation(conf, work);
@@ -269,7 +278,7 @@ std::vector<std::byte> compress_interp_lorenzo(stream_config& conf, std::vector<
   if (conf.relErrorBound < 1.01e-6 && best_lorenzo > 5 && lorenzo.quantbinCnt != 16384) {
     const auto previous = lorenzo.quantbinCnt;
     lorenzo.quantbinCnt = 16384;
-    const double ratio = sampled_ratio<T, lorenzo_regression_decomposition<T>>(lorenzo, blocks);
+    const double ratio = sampled_ratio<T, composed_lorenzo_1d<T>>(lorenzo, blocks);
     if (!(ratio > best_lorenzo * 1.02)) lorenzo.quantbinCnt = previous;
   }
   lorenzo.set_dims(conf.dims);
@@ -368,6 +377,11 @@ void decompress_typed(std::span<const std::byte> stream, std::span<T> out) {
       return;
     }
     case algorithm::lorenzo_regression: {
+      if (conf.N == 1) {
+        composed_lorenzo_1d<T> d(conf);
+        generic_decompress(d, conf, e.algo_bytes, out.data());
+        return;
+      }
       if (const char* why = lorenzo_regression_unsupported_reason(conf)) {
         fail(std::string("unsupported SZ3 feature: ") + why);
       }

@@ -285,8 +285,10 @@ TEST(Sz3Stream, SmoothDataCompressesWell) {
   EXPECT_LT(s.size() * 10, v.size() * 8) << s.size();
 }
 
-// A random walk is where SZ3's tuning prefers Lorenzo (docs/sz3-format.md
-// §7): the Lorenzo stream is written, decoded and within the bound.
+// A random walk at a bound of a third of its step is where SZ3's tuning
+// prefers Lorenzo (docs/sz3-format.md §7; measured on the samples: Lorenzo
+// ~1.2 times interpolation's ratio): the composed Lorenzo stream is
+// written, decoded and within the bound.
 TEST(Sz3Stream, RandomWalkTakesTheLorenzoPredictor) {
   std::mt19937_64 rng(1);
   std::normal_distribution<double> g(0, 0.01);
@@ -298,11 +300,11 @@ TEST(Sz3Stream, RandomWalkTakesTheLorenzoPredictor) {
   }
   const std::array<std::size_t, 1> shape{v.size()};
   const bytes s =
-      tg::codecs::sz3_compress(std::span<const double>(v), shape, {sz3_error_bound_mode::abs, 1e-2});
+      tg::codecs::sz3_compress(std::span<const double>(v), shape, {sz3_error_bound_mode::abs, 3e-3});
   EXPECT_EQ(tg::codecs::sz3_inspect(s).algorithm, "lorenzo_regression");
   std::vector<double> out(v.size());
   tg::codecs::sz3_decompress(s, std::span<double>(out));
-  EXPECT_LE(max_error(v, out), 1e-2);
+  EXPECT_LE(max_error(v, out), 3e-3);
 }
 
 // White noise at a bound far below its spacing does not compress 3:1, and
