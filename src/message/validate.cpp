@@ -21,7 +21,6 @@
 #include <nlohmann/json.hpp>
 
 #include "tensogram/cbor/codec.hpp"
-#include "tensogram/codecs/pipeline.hpp"
 #include "tensogram/core/buffer.hpp"
 #include "tensogram/core/byte_order.hpp"
 #include "tensogram/core/dtype.hpp"
@@ -37,6 +36,7 @@
 #include "tensogram/message/masks.hpp"
 #include "tensogram/message/metadata.hpp"
 #include "tensogram/message/non_finite.hpp"
+#include "tensogram/message/pipeline_params.hpp"
 
 namespace tensogram {
 
@@ -1055,7 +1055,7 @@ bool check_integrity(walk_result& w, issue_list& out, issue_list& fidelity, bool
     if (!n) continue;  // shape_overflow was reported by level 2
     std::optional<codecs::pipeline> pl;
     try {
-      pl = codecs::pipeline::build(d);
+      pl.emplace(build_pipeline(d));
     } catch (const std::exception& e) {
       out.error(issue_code::pipeline_config_failed, k_integrity, i, o.frame_offset,
                 "cannot build pipeline config: " + std::string(e.what()));
@@ -1064,7 +1064,7 @@ bool check_integrity(walk_result& w, issue_list& out, issue_list& fidelity, bool
     buffer decoded;
     try {
       const byte_order order = d.effective_byte_order();
-      decoded = pl->decode(o.payload, *n, order, order);
+      decoded = pl->decode(buffer::borrowed(o.payload), *n, order, order);
     } catch (const std::exception& e) {
       out.error(issue_code::decode_pipeline_failed, k_integrity, i, o.frame_offset,
                 "decode pipeline failed: " + std::string(e.what()));
