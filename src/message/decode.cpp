@@ -8,7 +8,6 @@
 #include <string>
 
 #include "masks_restore.hpp"
-#include "tensogram/codecs/pipeline.hpp"
 #include "tensogram/core/byte_order.hpp"
 #include "tensogram/core/error.hpp"
 #include "tensogram/core/hex.hpp"
@@ -20,6 +19,7 @@
 #include "tensogram/format/walk.hpp"
 #include "tensogram/format/wire.hpp"
 #include "tensogram/message/masks.hpp"
+#include "tensogram/message/pipeline_params.hpp"
 
 namespace tensogram {
 
@@ -244,43 +244,22 @@ decoded_object decode_sliced(const buffer& msg, sliced_object s, const decode_op
 }
 
 decoded_object decode_sliced_impl(const buffer& msg, sliced_object s, const decode_options& options) {
-  const codecs::pipeline pl = codecs::pipeline::build(s.descriptor);
+  const codecs::pipeline pl = build_pipeline(s.descriptor);
   const data_object_descriptor& d = s.descriptor;
-  const std::uint64_t n = d.element_count();
   const byte_order stored = d.effective_byte_order();
   const byte_order wanted = options.native_byte_order ? native_byte_order() : stored;
   const bool restore = options.restore_non_finite && has_masks(d);
-  if (!pl.is_identity()) {
-    // The threads budget splits simple_packing and shuffle; results never
-    // depend on it (spec 02 §14).
-    const std::uint32_t threads = s.payload.size() >= 65536 ? options.threads : 0;
-    buffer decoded = pl.decode(s.payload, n, stored, wanted, threads);
-    if (restore) restore_non_finite(s, std::span<std::byte>(decoded.mutable_data(), decoded.size()), wanted);
-    return decoded_object(std::move(s.descriptor), std::move(decoded), wanted, s.hash, false);
-  }
-  const auto expected = raw_byte_size(d.dtype, n);
-  if (!expected) throw metadata_error("element count overflows usize");
-  if (*expected != s.payload.size()) {
-    throw encoding_error("descriptor claims " + std::to_string(*expected) +
-                         " decoded byte(s) but frame payload is " + std::to_string(s.payload.size()) +
-                         " byte(s) (payload at offset " + std::to_string(s.payload_offset) + ")");
-  }
-  const std::size_t unit = dtype_swap_unit(d.dtype);
-  const bool swap = stored != wanted && unit > 1;
-  if (!swap && !restore) {
-    // Zero-copy: the stored bytes are already the answer.
-    return decoded_object(std::move(s.descriptor), msg.slice(s.payload_offset, s.payload.size()), wanted,
-                          s.hash, true);
-  }
-  buffer out = buffer::allocate(s.payload.size());
-  std::span<std::byte> dst(out.mutable_data(), out.size());
-  if (swap) {
-    copy_swapped(s.payload, dst, unit);
-  } else if (!dst.empty()) {
-    std::memcpy(dst.data(), s.payload.data(), dst.size());
-  }
-  if (restore) restore_non_finite(s, dst, wanted);
-  return decoded_object(std::move(s.descriptor), std::move(out), wanted, s.hash, false);
+  // The threads budget splits simple_packing and shuffle; results never
+  // depend on it (spec 02 §14).
+  const codecs::decode_settings settings{.threads = s.payload.size() >= 65536 ? options.threads : 0,
+                                         .writable = restore,
+                                         .payload_offset = s.payload_offset};
+  buffer decoded =
+      pl.decode(msg.slice(s.payload_offset, s.payload.size()), d.element_count(), stored, wanted, settings);
+  // Zero-copy: an object that needs no decoding comes back as its payload.
+  const bool is_view = decoded.data() == s.payload.data();
+  if (restore) restore_non_finite(s, std::span<std::byte>(decoded.mutable_data(), decoded.size()), wanted);
+  return decoded_object(std::move(s.descriptor), std::move(decoded), wanted, s.hash, is_view);
 }
 
 // ---------------------------------------------------------------------------
@@ -576,7 +555,7 @@ std::vector<buffer> decode_sliced_range_impl(const sliced_object& s,
                                              std::span<const std::pair<std::uint64_t, std::uint64_t>> ranges,
                                              const decode_options& options) {
   const data_object_descriptor& d = s.descriptor;
-  const codecs::pipeline pl = codecs::pipeline::build(d);
+  const codecs::pipeline pl = build_pipeline(d);
   pl.check_range_decode();
   std::vector<buffer> out;
   if (ranges.empty()) return out;

@@ -656,7 +656,7 @@ TEST(Hostile, HugeShapeOverTinyCompressedPayload) {
     d.params.set("sp_bits_per_value", 16);
     d.compression = "zstd";
     const std::vector<std::byte> z =
-        tensogram::codecs::pipeline::build(d)
+        tensogram::build_pipeline(d)
             .encode(std::as_bytes(std::span<const double>(values)), 4000, tensogram::native_byte_order(), 0)
             .payload;
     d.shape = {elements};

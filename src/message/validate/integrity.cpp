@@ -13,6 +13,7 @@
 #include "tensogram/core/hex.hpp"
 #include "tensogram/format/aggregate_frames.hpp"
 #include "tensogram/format/hash.hpp"
+#include "tensogram/message/pipeline_params.hpp"
 #include "validate_internal.hpp"
 
 namespace tensogram::validation {
@@ -130,7 +131,7 @@ bool check_integrity(located_frames& w, issue_list& out, issue_list& fidelity, b
     if (!n) continue;  // shape_overflow was reported by level 2
     std::optional<codecs::pipeline> pl;
     try {
-      pl = codecs::pipeline::build(d);
+      pl.emplace(build_pipeline(d));
     } catch (const std::exception& e) {
       out.error(issue_code::pipeline_config_failed, k_integrity, i, o.frame_offset,
                 "cannot build pipeline config: " + std::string(e.what()));
@@ -139,7 +140,7 @@ bool check_integrity(located_frames& w, issue_list& out, issue_list& fidelity, b
     buffer decoded;
     try {
       const byte_order order = d.effective_byte_order();
-      decoded = pl->decode(o.payload, *n, order, order);
+      decoded = pl->decode(buffer::borrowed(o.payload), *n, order, order);
     } catch (const std::exception& e) {
       out.error(issue_code::decode_pipeline_failed, k_integrity, i, o.frame_offset,
                 "decode pipeline failed: " + std::string(e.what()));
