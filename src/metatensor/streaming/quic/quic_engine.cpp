@@ -10,7 +10,7 @@
 // fires expired timers and then runs a write pass on every connection,
 // where the handler's `next_outgoing` is packed into packets with
 // ngtcp2_conn_writev_stream and sent in batches (sendmmsg).
-#include "src/metatensor/streaming/quic_engine.hpp"
+#include "quic_engine.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -43,8 +43,8 @@
 #include <utility>
 
 #include "src/core/unique_fd.hpp"
-#include "src/metatensor/streaming/tls_credentials.hpp"
 #include "tensogram/core/error.hpp"
+#include "tls_credentials.hpp"
 
 namespace metatensor::streaming::quic {
 

@@ -15,9 +15,9 @@
 #include <utility>
 
 #include "metatensor/safetensors.hpp"
-#include "strict_json.hpp"
+#include "src/metatensor/strict_json.hpp"
+#include "src/metatensor/text.hpp"
 #include "tensogram/core/error.hpp"
-#include "text.hpp"
 
 namespace metatensor {
 

@@ -11,8 +11,8 @@
 #include <utility>
 
 #include "metatensor/safetensors.hpp"
-#include "strict_json.hpp"
-#include "text.hpp"
+#include "src/metatensor/strict_json.hpp"
+#include "src/metatensor/text.hpp"
 
 namespace metatensor::safetensors {
 namespace {
