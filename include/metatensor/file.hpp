@@ -134,7 +134,7 @@ class file {
   [[nodiscard]] nlohmann::json logical_elements(std::string_view name, std::uint64_t first,
                                                 std::uint64_t count) const;
 
-  struct state;  // defined in file.cpp
+  struct state;  // defined in src/metatensor/view/file.cpp
 
  private:
   explicit file(std::shared_ptr<const state> s) : state_(std::move(s)) {}

@@ -19,7 +19,7 @@ struct blob_ref {
 namespace detail {
 
 /// Reads the BlobRef stored at `p` (two little-endian U64; the host is
-/// little-endian, see file.cpp).
+/// little-endian, see src/metatensor/view/file.cpp).
 [[nodiscard]] inline blob_ref read_blob_ref(const std::byte* p) noexcept {
   blob_ref r;
   std::memcpy(&r.offset, p, 8);

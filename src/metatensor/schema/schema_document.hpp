@@ -2,8 +2,9 @@
 // the table of every location that is applied as a schema, the `$id`s, and
 // every `$ref` resolved. Not a public header.
 //
-// The document judges nothing. The layout compiler (schema_compile.cpp) and
-// the JSON Schema evaluator (json_schema.cpp) apply their own rules to this
+// The document judges nothing. The layout compiler (schema_compile.cpp with
+// dialect_check.cpp and layout_compiler.cpp) and the JSON Schema evaluator
+// (json_schema.cpp) apply their own rules to this
 // one table, in their own order and words; deep validation follows its
 // references. A keyword whose value has the wrong shape (`properties` that
 // is not an object, ...) simply contributes no subschemas: each reader
