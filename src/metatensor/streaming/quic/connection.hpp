@@ -71,6 +71,9 @@ struct transport_setup {
   ngtcp2_cid original_dcid{};  // server: the client's first DCID (RFC 9000 §7.3)
   std::uint32_t version = NGTCP2_PROTO_VER_V1;
 };
+
+/// One connection (server or client side), owned by its endpoint; used only
+/// on the endpoint's loop thread.
 class conn_impl final : public connection {
  public:
   enum class state { open, closing, draining, dead };
