@@ -32,7 +32,10 @@ install(TARGETS tensogram tensogram_static
 # The importers' headers stay out: their library (tensogram_importers, with
 # ecCodes and netCDF-C) is not part of the installed package yet; programs
 # use it from the build tree, and the installed CLI and Python module carry
-# it linked in.
+# it linked in. The metatensor headers (include/metatensor.hpp,
+# include/metatensor/**) are installed; libmetatensor
+# (src/metatensor/CMakeLists.txt) is not exported yet, and the installed
+# `metatensor` CLI carries it linked in.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   COMPONENT Development

@@ -23,8 +23,8 @@
 
 #include "quic_engine.hpp"
 #include "send_queue.hpp"
+#include "src/metatensor/streaming/transport.hpp"
 #include "tensogram/core/error.hpp"
-#include "transport.hpp"
 
 namespace metatensor::streaming::detail {
 

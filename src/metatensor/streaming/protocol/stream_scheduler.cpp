@@ -1,6 +1,6 @@
 // Send scheduling of the metatensor QUIC server (spec 06 §10.5); the ordering
 // rules and their reading are documented in the header.
-#include "metatensor/stream_scheduler.hpp"
+#include "stream_scheduler.hpp"
 
 #include <algorithm>
 #include <stdexcept>

@@ -1,8 +1,10 @@
 // The metatensor streaming protocol over QUIC (spec 06 §10), transport-free:
-// QUIC variable-length integers, frames, their JSON payloads, the error codes
-// of §10.6, and the client's check of a tensor stream (§10.4). The QUIC
-// connection (ngtcp2) feeds bytes in and sends the bytes these functions
-// produce; everything here is pure and testable without a network.
+// QUIC variable-length integers, frames, their JSON payloads, and the
+// client's check of a tensor stream (§10.4); the error codes of §10.6 and
+// byte ranges, which the client API shares, are in
+// <metatensor/stream_types.hpp>. The QUIC connection (ngtcp2) feeds bytes in
+// and sends the bytes these functions produce; everything here is pure and
+// testable without a network. Not a public header.
 #pragma once
 
 #include <cstddef>
@@ -13,46 +15,9 @@
 #include <string_view>
 #include <vector>
 
-#include "tensogram/core/error.hpp"
+#include "metatensor/stream_types.hpp"
 
 namespace metatensor::streaming {
-
-/// Application error codes (§10.6), used in ERROR frames and as QUIC
-/// application error codes.
-enum class stream_errc : std::uint64_t {
-  no_error = 0x0,
-  protocol_error = 0x1,
-  internal_error = 0x2,
-  cancelled = 0x3,
-  not_found = 0x4,
-  bad_range = 0x5,
-  version_mismatch = 0x6,
-  limit_exceeded = 0x7,
-  frame_error = 0x8,
-  invalid_file = 0x9,
-};
-
-/// A code received from the peer (ERROR frame, RESET_STREAM, CONNECTION_CLOSE)
-/// as a `stream_errc`; values outside §10.6 become MT_PROTOCOL_ERROR.
-[[nodiscard]] constexpr stream_errc stream_errc_from(std::uint64_t code) noexcept {
-  return code <= static_cast<std::uint64_t>(stream_errc::invalid_file) ? static_cast<stream_errc>(code)
-                                                                       : stream_errc::protocol_error;
-}
-
-/// "MT_PROTOCOL_ERROR" etc.; "MT_UNKNOWN(0x…)" for other values.
-[[nodiscard]] std::string stream_errc_name(std::uint64_t code);
-
-/// A violation of §10 by the peer (or a refusal it sent): carries the code
-/// to close the stream or connection with. `what()` reads
-/// "framing error: MT_FRAME_ERROR: ...".
-class protocol_error : public tensogram::framing_error {
- public:
-  protocol_error(stream_errc code, std::string_view detail);
-  [[nodiscard]] stream_errc code() const noexcept { return code_; }
-
- private:
-  stream_errc code_;
-};
 
 // ---- QUIC variable-length integers (RFC 9000 §16) --------------------------
 
@@ -138,12 +103,6 @@ struct opened_payload {
   std::uint64_t file_size = 0;
   std::uint64_t header_size = 0;  // 8 + N
   std::optional<std::string> etag;
-};
-
-struct byte_range {
-  std::uint64_t begin = 0;
-  std::uint64_t end = 0;
-  bool operator==(const byte_range&) const = default;
 };
 
 struct get_payload {

@@ -1,5 +1,5 @@
 // The metatensor streaming protocol, transport-free (spec 06 §10.3–§10.6).
-#include "metatensor/stream_protocol.hpp"
+#include "stream_protocol.hpp"
 
 #include <algorithm>
 #include <array>
@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "strict_json.hpp"
+#include "src/metatensor/strict_json.hpp"
 
 namespace metatensor::streaming {
 

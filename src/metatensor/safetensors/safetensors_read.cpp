@@ -11,8 +11,8 @@
 #include <utility>
 
 #include "metatensor/safetensors.hpp"
-#include "strict_json.hpp"
-#include "text.hpp"
+#include "src/metatensor/strict_json.hpp"
+#include "src/metatensor/text.hpp"
 
 namespace metatensor::safetensors {
 namespace {
@@ -36,6 +36,64 @@ struct entry {
   std::uint64_t begin = 0;
   std::uint64_t end = 0;
 };
+
+// Rule 7 (and the rank limit of §8.4): shapes and data offsets.
+void read_shapes_and_offsets(std::vector<entry>& entries) {
+  for (auto& e : entries) {
+    const auto& s = (*e.json)["shape"];
+    if (!s.is_array()) fail(errc::st_entry, "tensor " + detail::quoted(e.name) + ": shape is not an array");
+    if (s.size() > max_rank) {
+      fail(errc::mt_limit,
+           "tensor " + detail::quoted(e.name) + ": rank " + std::to_string(s.size()) + " exceeds 32");
+    }
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      std::uint64_t d = 0;
+      if (!header_uint(s[i], d)) {
+        fail(errc::st_entry, "tensor " + detail::quoted(e.name) + ": shape[" + std::to_string(i) +
+                                 "] = " + s[i].dump() + " is not an integer in [0, 2^53-1]");
+      }
+      e.shape.push_back(d);
+    }
+    const auto& o = (*e.json)["data_offsets"];
+    if (!o.is_array() || o.size() != 2) {
+      fail(errc::st_entry,
+           "tensor " + detail::quoted(e.name) + ": data_offsets is not an array of two integers");
+    }
+    if (!header_uint(o[0], e.begin) || !header_uint(o[1], e.end)) {
+      fail(errc::st_entry, "tensor " + detail::quoted(e.name) + ": data_offsets " + o.dump() +
+                               " are not integers in [0, 2^53-1]");
+    }
+    if (e.begin > e.end)
+      fail(errc::st_offsets,
+           "tensor " + detail::quoted(e.name) + ": data_offsets " + o.dump() + " begin > end");
+  }
+}
+
+// Rule 8: dtype x shape is a whole number of bytes, the size of the data.
+void check_sizes(const std::vector<entry>& entries) {
+  for (const auto& e : entries) {
+    std::uint64_t count = 1;
+    for (auto d : e.shape) {
+      if (d != 0 && count > UINT64_MAX / d) {
+        fail(errc::st_overflow, "tensor " + detail::quoted(e.name) + ": element count overflows 64 bits");
+      }
+      count *= d;
+    }
+    const std::uint64_t bits = dtype_bits(e.type);
+    if (count > UINT64_MAX / bits)
+      fail(errc::st_overflow, "tensor " + detail::quoted(e.name) + ": bit size overflows 64 bits");
+    if ((count * bits) % 8 != 0) {
+      fail(errc::st_subbyte, "tensor " + detail::quoted(e.name) + ": " + std::to_string(count) +
+                                 " elements of " + std::string(dtype_name(e.type)) +
+                                 " are not a whole number of bytes");
+    }
+    if (e.end - e.begin != count * bits / 8) {
+      fail(errc::st_size_mismatch, "tensor " + detail::quoted(e.name) + ": data_offsets span " +
+                                       std::to_string(e.end - e.begin) + " bytes, dtype x shape needs " +
+                                       std::to_string(count * bits / 8));
+    }
+  }
+}
 
 }  // namespace
 
@@ -136,58 +194,8 @@ file file::from_buffer(tensogram::buffer image) {
     if (!parsed) fail(errc::st_dtype, "tensor " + detail::quoted(e.name) + ": unknown dtype " + d.dump());
     e.type = *parsed;
   }
-  // Rule 7 (and the rank limit of §8.4).
-  for (auto& e : entries) {
-    const auto& s = (*e.json)["shape"];
-    if (!s.is_array()) fail(errc::st_entry, "tensor " + detail::quoted(e.name) + ": shape is not an array");
-    if (s.size() > max_rank) {
-      fail(errc::mt_limit,
-           "tensor " + detail::quoted(e.name) + ": rank " + std::to_string(s.size()) + " exceeds 32");
-    }
-    for (std::size_t i = 0; i < s.size(); ++i) {
-      std::uint64_t d = 0;
-      if (!header_uint(s[i], d)) {
-        fail(errc::st_entry, "tensor " + detail::quoted(e.name) + ": shape[" + std::to_string(i) +
-                                 "] = " + s[i].dump() + " is not an integer in [0, 2^53-1]");
-      }
-      e.shape.push_back(d);
-    }
-    const auto& o = (*e.json)["data_offsets"];
-    if (!o.is_array() || o.size() != 2) {
-      fail(errc::st_entry,
-           "tensor " + detail::quoted(e.name) + ": data_offsets is not an array of two integers");
-    }
-    if (!header_uint(o[0], e.begin) || !header_uint(o[1], e.end)) {
-      fail(errc::st_entry, "tensor " + detail::quoted(e.name) + ": data_offsets " + o.dump() +
-                               " are not integers in [0, 2^53-1]");
-    }
-    if (e.begin > e.end)
-      fail(errc::st_offsets,
-           "tensor " + detail::quoted(e.name) + ": data_offsets " + o.dump() + " begin > end");
-  }
-  // Rule 8.
-  for (const auto& e : entries) {
-    std::uint64_t count = 1;
-    for (auto d : e.shape) {
-      if (d != 0 && count > UINT64_MAX / d) {
-        fail(errc::st_overflow, "tensor " + detail::quoted(e.name) + ": element count overflows 64 bits");
-      }
-      count *= d;
-    }
-    const std::uint64_t bits = dtype_bits(e.type);
-    if (count > UINT64_MAX / bits)
-      fail(errc::st_overflow, "tensor " + detail::quoted(e.name) + ": bit size overflows 64 bits");
-    if ((count * bits) % 8 != 0) {
-      fail(errc::st_subbyte, "tensor " + detail::quoted(e.name) + ": " + std::to_string(count) +
-                                 " elements of " + std::string(dtype_name(e.type)) +
-                                 " are not a whole number of bytes");
-    }
-    if (e.end - e.begin != count * bits / 8) {
-      fail(errc::st_size_mismatch, "tensor " + detail::quoted(e.name) + ": data_offsets span " +
-                                       std::to_string(e.end - e.begin) + " bytes, dtype x shape needs " +
-                                       std::to_string(count * bits / 8));
-    }
-  }
+  read_shapes_and_offsets(entries);
+  check_sizes(entries);
   // Rule 9.
   std::sort(entries.begin(), entries.end(), [](const entry& a, const entry& b) {
     return std::tie(a.begin, a.end, a.name) < std::tie(b.begin, b.end, b.name);

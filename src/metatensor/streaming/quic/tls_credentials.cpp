@@ -1,7 +1,7 @@
 // TLS material for metatensor streaming (spec 06 §10.2, §10.8): self-signed
 // certificates for loopback tests and small deployments, and the GnuTLS
 // credentials and sessions the QUIC engine runs its handshakes with.
-#include "src/metatensor/streaming/tls_credentials.hpp"
+#include "tls_credentials.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -19,7 +19,7 @@
 #include <string_view>
 #include <system_error>
 
-#include "src/metatensor/streaming/quic_engine.hpp"
+#include "quic_engine.hpp"
 #include "tensogram/core/error.hpp"
 
 namespace metatensor::streaming::quic {

@@ -34,8 +34,8 @@
 #include "metatensor/error.hpp"
 #include "metatensor/safetensors.hpp"
 #include "src/io/http_support.hpp"
+#include "src/metatensor/streaming/transport.hpp"
 #include "tensogram/core/error.hpp"
-#include "transport.hpp"
 
 namespace metatensor::streaming::detail {
 
