@@ -1,4 +1,4 @@
-// Temp-file-and-rename writes (include/tensogram/io/file.hpp): a failure
+// Temp-file-and-rename writes (include/tensogram/core/atomic_file.hpp): a failure
 // (full disk, bad input found late, a crash) never truncates or clobbers a
 // file that was already there.
 #include <fcntl.h>
@@ -9,8 +9,8 @@
 #include <random>
 #include <string>
 
+#include "tensogram/core/atomic_file.hpp"
 #include "tensogram/core/error.hpp"
-#include "tensogram/io/file.hpp"
 
 namespace tensogram {
 
