@@ -1,6 +1,5 @@
 """The GIL is released during encode, decode and file I/O (spec 04 B.1)."""
 
-import os
 import sys
 import threading
 import time
@@ -91,32 +90,6 @@ def test_the_progress_probe_detects_a_held_gil():
     assert min(rates) < RATE_WITH_GIL_RELEASED / 4, rates
 
 
-def test_two_threads_decode_faster_than_one(message):
-    if len(os.sched_getaffinity(0)) < 2:
-        pytest.skip("needs two cores")
-
-    def work(k):
-        for _ in range(k):
-            tensogram.decode(message)
-
-    def timed(threads, per_thread):
-        ts = [threading.Thread(target=work, args=(per_thread,)) for _ in range(threads)]
-        t0 = time.perf_counter()
-        for t in ts:
-            t.start()
-        for t in ts:
-            t.join()
-        return time.perf_counter() - t0
-
-    work(1)  # warm up allocator and pages
-    # Same total work: 8 decodes in one thread vs 4 in each of two threads.
-    # Best of three, so a neighbour process stealing a core for a moment does
-    # not decide the result.
-    speedups = []
-    for _ in range(3):
-        one = timed(1, 8)
-        two = timed(2, 4)
-        speedups.append(one / two)
-        if speedups[-1] >= 1.3:
-            break
-    assert max(speedups) >= 1.3, f"2 threads vs 1: {speedups}"
+# How much a second thread gains is a speed figure, measured by
+# bench/python_bench.py (decode_2threads_speedup) against the machine, not
+# asserted here: the tests above prove the GIL is released.

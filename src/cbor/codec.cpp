@@ -7,7 +7,9 @@
 #include <numeric>
 #include <string>
 
+#include "tensogram/core/endian.hpp"
 #include "tensogram/core/error.hpp"
+#include "tensogram/core/utf8.hpp"
 
 namespace tensogram::cbor {
 
@@ -198,38 +200,6 @@ std::vector<std::byte> encode(const value& v) {
 
 namespace {
 
-bool valid_utf8(const unsigned char* s, std::size_t n) noexcept {
-  std::size_t i = 0;
-  while (i < n) {
-    const unsigned c = s[i];
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    std::size_t len = 0;
-    std::uint32_t cp = 0;
-    std::uint32_t min = 0;
-    if ((c & 0xE0) == 0xC0) {
-      len = 2, cp = c & 0x1F, min = 0x80;
-    } else if ((c & 0xF0) == 0xE0) {
-      len = 3, cp = c & 0x0F, min = 0x800;
-    } else if ((c & 0xF8) == 0xF0) {
-      len = 4, cp = c & 0x07, min = 0x10000;
-    } else {
-      return false;
-    }
-    if (n - i < len) return false;
-    for (std::size_t k = 1; k < len; ++k) {
-      const unsigned cc = s[i + k];
-      if ((cc & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-    i += len;
-  }
-  return true;
-}
-
 class reader {
  public:
   reader(std::span<const std::byte> bytes, const decode_limits& limits) : bytes_(bytes), limits_(limits) {}
@@ -271,8 +241,8 @@ class reader {
 
   std::uint64_t read_be(int n, std::size_t start) {
     if (remaining() < static_cast<std::size_t>(n)) fail("truncated argument", start);
-    std::uint64_t v = 0;
-    for (int i = 0; i < n; ++i) v = (v << 8) | static_cast<unsigned>(bytes_[pos_++]);
+    const std::uint64_t v = load_be_n(bytes_.data() + pos_, static_cast<std::size_t>(n));
+    pos_ += static_cast<std::size_t>(n);
     return v;
   }
 
@@ -303,8 +273,9 @@ class reader {
     const std::byte* p = bytes_.data() + pos_;
     const auto n = static_cast<std::size_t>(len);
     if (major == 3) {
-      if (!valid_utf8(reinterpret_cast<const unsigned char*>(p), n)) fail("invalid UTF-8 text", start);
-      text.append(reinterpret_cast<const char*>(p), n);
+      const std::string_view chars(reinterpret_cast<const char*>(p), n);
+      if (!is_valid_utf8(chars)) fail("invalid UTF-8 text", start);
+      text.append(chars);
     } else {
       bytes.insert(bytes.end(), p, p + n);
     }

@@ -4,6 +4,8 @@
 #include <bit>
 #include <cstring>
 
+#include "tensogram/core/endian.hpp"
+
 namespace tensogram::codecs {
 
 namespace {
@@ -17,22 +19,13 @@ constexpr std::size_t k_min_match = 4;      // what the hash finds; the format a
 constexpr std::size_t k_min_far_match = 5;  // a far match costs 4 bytes
 constexpr unsigned k_len_code_ext = 7;      // length code with extension bytes
 
-std::uint32_t load32(const std::byte* p) noexcept {
-  std::uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-std::uint64_t load64(const std::byte* p) noexcept {
-  std::uint64_t v;
-  std::memcpy(&v, p, 8);
-  return v;
-}
-
+// Match words are read little-endian (load_le, core/endian.hpp), as c-blosc2
+// reads them on the little-endian hosts its frames come from.
 // Number of equal bytes at a and b, at most `limit`.
 std::size_t match_length(const std::byte* a, const std::byte* b, std::size_t limit) noexcept {
   std::size_t n = 0;
   while (n + 8 <= limit) {
-    const std::uint64_t x = load64(a + n) ^ load64(b + n);
+    const std::uint64_t x = load_le<std::uint64_t>(a + n) ^ load_le<std::uint64_t>(b + n);
     if (x != 0) {
       // Little-endian loads: the first differing byte is the lowest set one.
       return n + static_cast<std::size_t>(std::countr_zero(x) / 8);
@@ -115,7 +108,7 @@ std::size_t blosclz_encoder::compress(std::span<const std::byte> in, std::span<s
   const int skip_shift = clevel_ <= 3 ? 5 : clevel_ <= 6 ? 6 : clevel_ <= 8 ? 8 : 12;
   std::size_t misses = 0;
   auto hash = [&](std::size_t pos) noexcept {
-    return static_cast<std::size_t>((load32(src + pos) * 2654435761U) >> shift);
+    return static_cast<std::size_t>((load_le<std::uint32_t>(src + pos) * 2654435761U) >> shift);
   };
 
   std::size_t anchor = 0;
@@ -126,7 +119,8 @@ std::size_t blosclz_encoder::compress(std::span<const std::byte> in, std::span<s
     std::size_t cand = table_[h];
     table_[h] = static_cast<std::uint32_t>(ip);
     const std::size_t distance = ip - cand;
-    if (distance == 0 || distance > k_max_far_distance || load32(src + cand) != load32(src + ip)) {
+    if (distance == 0 || distance > k_max_far_distance ||
+        load_le<std::uint32_t>(src + cand) != load_le<std::uint32_t>(src + ip)) {
       ip += 1 + (misses++ >> skip_shift);
       continue;
     }

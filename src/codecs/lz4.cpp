@@ -8,6 +8,7 @@
 #include <limits>
 #include <string>
 
+#include "tensogram/core/endian.hpp"
 #include "tensogram/core/error.hpp"
 #include "tensogram/core/memory.hpp"
 
@@ -23,17 +24,9 @@ constexpr std::size_t k_min_length = 13;
 constexpr std::size_t k_max_distance = 65535;
 constexpr std::size_t k_table_size = 4096;
 
-std::uint32_t load_u32(const std::byte* p) noexcept {
-  std::uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;  // little-endian host, as the reference assumes
-}
-std::uint64_t load_u64(const std::byte* p) noexcept {
-  std::uint64_t v;
-  std::memcpy(&v, p, 8);
-  return v;
-}
-
+// Match words are read little-endian (load_le, core/endian.hpp), as liblz4
+// reads them on the little-endian hosts the reference's output comes from:
+// the hash, and so the compressed bytes, are the same on any host.
 class block_writer {
  public:
   explicit block_writer(std::vector<std::byte>& out) noexcept : out_(out) {}
@@ -78,8 +71,8 @@ std::vector<std::byte> lz4_compress(std::span<const std::byte> in) {
   const bool small = n < k_max_distance;
   std::array<std::uint32_t, k_table_size> table{};  // u16 semantics when small (values < 65535)
   auto hash = [&](std::size_t pos) -> std::size_t {
-    if (small) return ((load_u32(src + pos) * 2654435761U) >> 16) >> 4;
-    return static_cast<std::size_t>(((load_u64(src + pos) << 24) * 889523592379ULL) >> 48) >> 4;
+    if (small) return ((load_le<std::uint32_t>(src + pos) * 2654435761U) >> 16) >> 4;
+    return static_cast<std::size_t>(((load_le<std::uint64_t>(src + pos) << 24) * 889523592379ULL) >> 48) >> 4;
   };
   const std::size_t end_check = n - k_mf_limit;
   std::size_t lit = 0;
@@ -102,7 +95,7 @@ std::vector<std::byte> lz4_compress(std::span<const std::byte> in) {
       cand = table[h];
       table[h] = static_cast<std::uint32_t>(cur);
       if (cur - cand > k_max_distance) continue;
-      if (load_u32(src + cand) == load_u32(src + cur)) break;
+      if (load_le<std::uint32_t>(src + cand) == load_le<std::uint32_t>(src + cur)) break;
     }
     const std::size_t off = cur - cand;
     while (cand > 0 && cur > lit && src[cur - 1] == src[cand - 1]) {

@@ -32,7 +32,7 @@
 #include <string>
 #include <vector>
 
-#include "../core/byte_reversal_tables.hpp"
+#include "src/core/byte_reversal_tables.hpp"
 #include "tensogram/codecs/simple_packing.hpp"
 #include "tensogram/core/byte_order.hpp"
 #include "tensogram/core/error.hpp"
@@ -54,17 +54,11 @@ constexpr std::size_t block = 1024;
 // integer-valued double converts to and from u64 exactly by adding 2^52.
 constexpr unsigned simd_max_bits = 52;
 
-inline std::uint64_t load_u64(const std::byte* p) noexcept {
-  std::uint64_t v;
-  std::memcpy(&v, p, 8);
-  return v;
-}
-
-// Big-endian loads and stores (load_be64, store_be32, ...) come from
-// core/byte_order.hpp.
+// Unaligned loads and stores (load_native, load_be64, store_be32, ...) come
+// from core/endian.hpp.
 
 inline double load_f64(const std::byte* p, bool swap) noexcept {
-  std::uint64_t bits = load_u64(p);
+  std::uint64_t bits = load_native<std::uint64_t>(p);
   if (swap) bits = __builtin_bswap64(bits);
   return std::bit_cast<double>(bits);
 }
@@ -351,7 +345,7 @@ bool EncodeChunk(const std::byte* in, std::size_t n, bool swap, double r, double
     } else {
       std::uint64_t any_bad = 0;
       for (std::size_t i = 0; i < m; ++i) {
-        std::uint64_t u = sd::load_u64(src + 8 * i);
+        std::uint64_t u = load_native<std::uint64_t>(src + 8 * i);
         if (swap) u = __builtin_bswap64(u);
         any_bad |= static_cast<std::uint64_t>(!sd::is_finite_bits(u));
         q[i] = sd::quantise(std::bit_cast<double>(u), r, scale, maxq);

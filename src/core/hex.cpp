@@ -1,5 +1,7 @@
 #include "tensogram/core/hex.hpp"
 
+#include <algorithm>
+
 namespace tensogram {
 
 namespace {
@@ -15,13 +17,37 @@ std::string hex16(std::uint64_t v) {
   return out;
 }
 
+std::string hex_digits(std::uint64_t v) {
+  std::string out = hex16(v);
+  return out.substr(std::min(out.find_first_not_of('0'), out.size() - 1));
+}
+
+void append_hex_byte(std::string& out, std::uint8_t b) {
+  out.push_back(k_digits[b >> 4]);
+  out.push_back(k_digits[b & 0xF]);
+}
+
 std::string hex_bytes(std::span<const std::byte> bytes) {
   std::string out;
   out.reserve(bytes.size() * 2);
-  for (std::byte b : bytes) {
-    const auto u = static_cast<unsigned>(b);
-    out.push_back(k_digits[u >> 4]);
-    out.push_back(k_digits[u & 0xF]);
+  for (std::byte b : bytes) append_hex_byte(out, static_cast<std::uint8_t>(b));
+  return out;
+}
+
+std::optional<std::string> percent_decode(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '%') {
+      out.push_back(text[i]);
+      continue;
+    }
+    if (text.size() - i < 3) return std::nullopt;
+    const int hi = hex_digit_value(text[i + 1]);
+    const int lo = hex_digit_value(text[i + 2]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    out.push_back(static_cast<char>(hi * 16 + lo));
+    i += 2;
   }
   return out;
 }

@@ -23,6 +23,7 @@
 #include "tensogram/cbor/value.hpp"
 #include "tensogram/core/byte_order.hpp"
 #include "tensogram/core/error.hpp"
+#include "tensogram/core/utf8.hpp"
 #include "tensogram/importers/netcdf.hpp"
 #include "tensogram/message/encode.hpp"
 #include "tensogram/message/metadata.hpp"
@@ -101,41 +102,6 @@ class nc_string_array {
   std::vector<char*> items_;
   bool filled_ = false;
 };
-
-// Metadata text must be valid UTF-8 (CBOR text strings).
-bool is_valid_utf8(std::string_view s) {
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    std::size_t extra = 0;
-    std::uint32_t cp = 0;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    } else if ((c & 0xE0) == 0xC0) {
-      extra = 1;
-      cp = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-      extra = 2;
-      cp = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-      extra = 3;
-      cp = c & 0x07;
-    } else {
-      return false;
-    }
-    if (i + extra >= s.size()) return false;
-    for (std::size_t k = 1; k <= extra; ++k) {
-      const auto cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    const std::uint32_t min_cp = extra == 1 ? 0x80 : extra == 2 ? 0x800 : 0x10000;
-    if (cp < min_cp || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-    i += extra + 1;
-  }
-  return true;
-}
 
 // Numeric attribute values: a one-element attribute is a scalar, longer ones
 // an array; float32 is widened to float64 (spec 05 §4.4).

@@ -11,7 +11,7 @@
 #include <string>
 #include <utility>
 
-#include "../core/unique_fd.hpp"
+#include "src/core/unique_fd.hpp"
 #include "tensogram/core/error.hpp"
 
 namespace tensogram::io {

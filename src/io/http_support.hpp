@@ -1,7 +1,7 @@
 // libcurl and HTTP header helpers shared by the two HTTP range readers:
 // tensogram's byte source (src/io/http_source.cpp) and metatensor
 // streaming's §10.9 fallback transport
-// (src/metatensor/streaming/http_transport.cpp). Private to the project:
+// (src/metatensor/streaming/http/http_transport.cpp). Private to the project:
 // not installed, not part of the public API. It lives in the core library,
 // which metatensor_streaming links, so both readers use one copy.
 #pragma once

@@ -7,6 +7,7 @@
 
 #include "tensogram/cbor/codec.hpp"
 #include "tensogram/core/error.hpp"
+#include "tensogram/core/hex.hpp"
 
 #ifndef TENSOGRAM_VERSION_STRING
 #define TENSOGRAM_VERSION_STRING "0.0.0"
@@ -192,11 +193,9 @@ provenance provenance::current() {
   }
   u[6] = static_cast<unsigned char>((u[6] & 0x0F) | 0x40);
   u[8] = static_cast<unsigned char>((u[8] & 0x3F) | 0x80);
-  constexpr char digits[] = "0123456789abcdef";
   for (std::size_t i = 0; i < u.size(); ++i) {
     if (i == 4 || i == 6 || i == 8 || i == 10) p.uuid.push_back('-');
-    p.uuid.push_back(digits[u[i] >> 4]);
-    p.uuid.push_back(digits[u[i] & 0x0F]);
+    append_hex_byte(p.uuid, u[i]);
   }
   return p;
 }

@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "../core/byte_reversal_tables.hpp"
+#include "src/core/byte_reversal_tables.hpp"
 
 HWY_BEFORE_NAMESPACE();
 namespace tensogram::non_finite_simd {

@@ -11,10 +11,6 @@
 
 namespace metatensor {
 
-/// Offset of the first byte that is not strict UTF-8 (RFC 3629: no overlong
-/// forms, no surrogates, at most U+10FFFF), or npos.
-[[nodiscard]] std::size_t first_invalid_utf8(std::string_view s) noexcept;
-
 /// The error names a document reports, and what it is called in messages.
 struct json_errors {
   errc syntax;       // invalid UTF-8 or not one JSON value

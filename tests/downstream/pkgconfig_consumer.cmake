@@ -1,10 +1,11 @@
-# cmake -DSTAGE=... -DLIBDIR=... -DPKG_CONFIG=... -DCXX=... -DSOURCE=... -DWORK_DIR=...
-#       -DMODULE=<pc module> [-DDEFINES=...] [-DARGS=...] [-DEXTRA_FLAGS=...]
-#       -P pkgconfig_consumer.cmake
+# cmake -DSTAGE=... -DLIBDIR=... -DPKG_CONFIG=... -DCXX=... -DMAKE=... -DMAKEFILE=...
+#       -DSOURCE=... -DWORK_DIR=... -DMODULE=<pc module>
+#       [-DDEFINES=...] [-DARGS=...] [-DEXTRA_FLAGS=...] -P pkgconfig_consumer.cmake
 #
-# Compiles and runs a one-file consumer the way a Makefile user would:
-#   c++ -std=c++20 main.cpp $(pkg-config --cflags --libs <module>) && ./a.out <args>
-foreach(var STAGE LIBDIR PKG_CONFIG CXX SOURCE WORK_DIR MODULE)
+# Builds a one-file consumer with the pkg-config-only Makefile beside this
+# script (makefile/Makefile) and runs it:
+#   make -f makefile/Makefile MODULE=<module> SOURCE=<source> OUT=<exe> && <exe> <args>
+foreach(var STAGE LIBDIR PKG_CONFIG CXX MAKE MAKEFILE SOURCE WORK_DIR MODULE)
   if(NOT DEFINED ${var} OR "${${var}}" STREQUAL "")
     message(FATAL_ERROR "pkgconfig_consumer.cmake: ${var} is not set")
   endif()
@@ -20,23 +21,24 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "pkg-config --cflags --libs ${MODULE} failed: ${err}")
 endif()
 message(STATUS "pkg-config --cflags --libs ${MODULE}: ${flags}")
-separate_arguments(flags UNIX_COMMAND "${flags}")
-separate_arguments(extra UNIX_COMMAND "${EXTRA_FLAGS}")
-separate_arguments(defines UNIX_COMMAND "${DEFINES}")
 separate_arguments(args UNIX_COMMAND "${ARGS}")
 
 file(MAKE_DIRECTORY ${WORK_DIR})
 set(exe ${WORK_DIR}/consumer_${MODULE})
 file(REMOVE ${exe})
-# The rpath lets the program find the staged libtensogram.so without
-# LD_LIBRARY_PATH, as it would find one installed under /usr/local.
-execute_process(COMMAND ${CXX} -std=c++20 -Wall -Wextra -Wpedantic -Werror ${extra} ${defines} ${SOURCE} -o ${exe}
-                        ${flags} -Wl,-rpath,${STAGE}/${LIBDIR}
+# The rpath lets the program find the staged libraries without
+# LD_LIBRARY_PATH, as it would find them installed under /usr/local.
+execute_process(COMMAND ${MAKE} --no-print-directory -f ${MAKEFILE}
+                        PKG_CONFIG=${PKG_CONFIG} CXX=${CXX} MODULE=${MODULE}
+                        SOURCE=${SOURCE} OUT=${exe}
+                        "EXTRA_FLAGS=${EXTRA_FLAGS}" "DEFINES=${DEFINES}"
+                        "LDFLAGS=${EXTRA_FLAGS} -Wl,-rpath,${STAGE}/${LIBDIR}"
+                WORKING_DIRECTORY ${WORK_DIR}
                 RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "compiling the pkg-config consumer failed (${rc})")
+  message(FATAL_ERROR "building the Makefile consumer of ${MODULE} failed (${rc})")
 endif()
 execute_process(COMMAND ${exe} ${args} RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "the pkg-config consumer of ${MODULE} failed (${rc})")
+  message(FATAL_ERROR "the Makefile consumer of ${MODULE} failed (${rc})")
 endif()

@@ -62,11 +62,14 @@ def violations(root):
         text = path.read_text(encoding="utf-8")
         for match in INCLUDE.finditer(text):
             included = pathlib.PurePosixPath(match.group(1))
+            line = text.count("\n", 0, match.start()) + 1
+            if included.parts and included.parts[0] == "..":
+                found.append(f"{relative}:{line}: include {included} by its path from the project root (src/...)")
+                continue
             theirs = owner(included, ranks)
             if theirs is None:
                 continue  # system and third-party headers, same-folder includes
             if ranks[theirs] > ranks[mine]:
-                line = text.count("\n", 0, match.start()) + 1
                 found.append(f"{relative}:{line}: layer '{mine}' includes {included} of the higher layer '{theirs}'")
     return found
 
@@ -82,18 +85,20 @@ def self_test():
             "src/codecs/b.cpp": '#include "src/io/http_support.hpp"\n',  # private, higher
             "include/tensogram/format/c.hpp": "#include <tensogram/io/file.hpp>\n",  # header, higher
             "src/io/d.cpp": '#include "metatensor/file.hpp"\n',  # a product above the library
+            "src/format/e.cpp": '#include "../core/x.hpp"\n',  # relative path to another folder
             "src/message/ok.cpp": '#include "tensogram/codecs/pipeline.hpp"\n#include "src/core/x.hpp"\n',
         }
         for name, text in planted.items():
             (root / name).parent.mkdir(parents=True, exist_ok=True)
             (root / name).write_text(text)
         found = violations(root)
-        expected = ["src/core/a.cpp", "src/codecs/b.cpp", "include/tensogram/format/c.hpp", "src/io/d.cpp"]
+        expected = ["src/core/a.cpp", "src/codecs/b.cpp", "include/tensogram/format/c.hpp", "src/io/d.cpp",
+                    "src/format/e.cpp"]
         flagged = sorted(line.split(":")[0] for line in found)
         if flagged != sorted(expected):
             print("self-test FAILED: flagged", flagged, "expected", sorted(expected))
             return 1
-    print("self-test: the four planted violations are found, the legal includes pass")
+    print("self-test: the five planted violations are found, the legal includes pass")
     return 0
 
 

@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include <nlohmann/json.hpp>
+#include <tensogram/core/hex.hpp>
 
 namespace tensogram::cli {
 
@@ -17,7 +18,6 @@ namespace {
 // \u00XX (lowercase hex) for the other control characters. Everything else,
 // including non-ASCII UTF-8 and DEL, is written as is.
 void append_string(std::string& out, std::string_view s) {
-  static constexpr char hex[] = "0123456789abcdef";
   out += '"';
   for (const char c : s) {
     const auto u = static_cast<unsigned char>(c);
@@ -32,8 +32,7 @@ void append_string(std::string& out, std::string_view s) {
       default:
         if (u < 0x20) {
           out += "\\u00";
-          out += hex[u >> 4];
-          out += hex[u & 0xF];
+          append_hex_byte(out, u);
         } else {
           out += c;
         }

@@ -6,6 +6,9 @@
 #include <cstring>
 #include <optional>
 
+#include <tensogram/core/endian.hpp>
+#include <tensogram/core/hex.hpp>
+
 namespace tensogram::cli::npy {
 
 namespace {
@@ -94,8 +97,9 @@ class literal_parser {
  private:
   static bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'; }
   static std::string hex(unsigned c) {
-    static constexpr char digits[] = "0123456789abcdef";
-    return {digits[c >> 4], digits[c & 0xF]};
+    std::string out;
+    tensogram::append_hex_byte(out, static_cast<std::uint8_t>(c));
+    return out;
   }
   [[noreturn]] static void fail(const std::string& what, std::size_t at) {
     throw npy_error("invalid header: " + what + " at offset " + std::to_string(at) + " of the header dict");
@@ -250,12 +254,6 @@ class literal_parser {
   std::size_t pos_ = 0;
 };
 
-std::uint32_t load_le(const std::byte* p, std::size_t n) {
-  std::uint32_t v = 0;
-  for (std::size_t i = n; i-- > 0;) v = (v << 8) | static_cast<std::uint32_t>(p[i]);
-  return v;
-}
-
 }  // namespace
 
 header parse_header_text(std::string_view text) {
@@ -342,7 +340,7 @@ array parse(std::span<const std::byte> file) {
   const std::size_t len_size = a.major_version == 1 ? 2 : 4;
   const std::size_t preamble = 8 + len_size;
   if (file.size() < preamble) throw npy_error("truncated preamble (no header length)");
-  const std::size_t header_len = load_le(file.data() + 8, len_size);
+  const auto header_len = static_cast<std::size_t>(tensogram::load_le_n(file.data() + 8, len_size));
   if (header_len > max_header_length) {
     throw npy_error("header length " + std::to_string(header_len) + " exceeds the limit of " +
                     std::to_string(max_header_length) + " bytes");

@@ -5,10 +5,11 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <optional>
 #include <span>
 #include <string_view>
+
+#include "tensogram/core/endian.hpp"  // IWYU pragma: export
 
 namespace tensogram {
 
@@ -30,33 +31,7 @@ void swap_bytes_in_place(std::span<std::byte> bytes, std::size_t unit) noexcept;
 /// pass, for decode paths that must produce a converted copy anyway.
 void copy_swapped(std::span<const std::byte> src, std::span<std::byte> dst, std::size_t unit) noexcept;
 
-/// Big-endian loads and stores used by all framing structures.
-[[nodiscard]] inline std::uint16_t load_be16(const std::byte* p) noexcept {
-  std::uint16_t v;
-  std::memcpy(&v, p, 2);
-  return std::endian::native == std::endian::little ? __builtin_bswap16(v) : v;
-}
-[[nodiscard]] inline std::uint32_t load_be32(const std::byte* p) noexcept {
-  std::uint32_t v;
-  std::memcpy(&v, p, 4);
-  return std::endian::native == std::endian::little ? __builtin_bswap32(v) : v;
-}
-[[nodiscard]] inline std::uint64_t load_be64(const std::byte* p) noexcept {
-  std::uint64_t v;
-  std::memcpy(&v, p, 8);
-  return std::endian::native == std::endian::little ? __builtin_bswap64(v) : v;
-}
-inline void store_be16(std::byte* p, std::uint16_t v) noexcept {
-  if constexpr (std::endian::native == std::endian::little) v = __builtin_bswap16(v);
-  std::memcpy(p, &v, 2);
-}
-inline void store_be32(std::byte* p, std::uint32_t v) noexcept {
-  if constexpr (std::endian::native == std::endian::little) v = __builtin_bswap32(v);
-  std::memcpy(p, &v, 4);
-}
-inline void store_be64(std::byte* p, std::uint64_t v) noexcept {
-  if constexpr (std::endian::native == std::endian::little) v = __builtin_bswap64(v);
-  std::memcpy(p, &v, 8);
-}
+// Big-endian loads and stores (load_be32, store_be64, ...) are in
+// core/endian.hpp, included here for the code that reads frames.
 
 }  // namespace tensogram

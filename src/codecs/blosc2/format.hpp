@@ -9,7 +9,9 @@
 #include <span>
 #include <string>
 
+#include "tensogram/core/endian.hpp"
 #include "tensogram/core/error.hpp"
+#include "tensogram/core/hex.hpp"
 
 namespace tensogram::codecs::blosc2_detail {
 
@@ -56,13 +58,10 @@ inline constexpr std::size_t k_fill_piece = std::size_t{1} << 20;
   throw encoding_error("compression error: blosc2 error: " + what);
 }
 
+/// "0x" and an even number of lowercase hex digits, as c-blosc2 prints
+/// header bytes in its messages.
 inline std::string hex(std::uint64_t v) {
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string s;
-  do {
-    s.insert(s.begin(), digits[v & 15]);
-    v >>= 4;
-  } while (v != 0);
+  std::string s = hex_digits(v);
   if (s.size() % 2 != 0) s.insert(s.begin(), '0');
   return "0x" + s;
 }
@@ -70,16 +69,13 @@ inline std::string hex(std::uint64_t v) {
 // ---------------------------------------------------------------------------
 // Byte access (chunk fields little-endian, msgpack header fields big-endian).
 
+// Field readers over a span at an offset (the caller has checked the bounds),
+// on core/endian.hpp's variable-width loads and stores.
 inline std::uint64_t le(std::span<const std::byte> b, std::size_t at, int n) noexcept {
-  std::uint64_t v = 0;
-  for (int i = n - 1; i >= 0; --i)
-    v = (v << 8) | static_cast<std::uint8_t>(b[at + static_cast<std::size_t>(i)]);
-  return v;
+  return load_le_n(b.data() + at, static_cast<std::size_t>(n));
 }
 inline std::uint64_t be(std::span<const std::byte> b, std::size_t at, int n) noexcept {
-  std::uint64_t v = 0;
-  for (int i = 0; i < n; ++i) v = (v << 8) | static_cast<std::uint8_t>(b[at + static_cast<std::size_t>(i)]);
-  return v;
+  return load_be_n(b.data() + at, static_cast<std::size_t>(n));
 }
 inline std::int32_t le_i32(std::span<const std::byte> b, std::size_t at) noexcept {
   return static_cast<std::int32_t>(static_cast<std::uint32_t>(le(b, at, 4)));
@@ -88,10 +84,10 @@ inline std::uint8_t u8(std::span<const std::byte> b, std::size_t at) noexcept {
   return static_cast<std::uint8_t>(b[at]);
 }
 inline void put_le(std::byte* p, std::uint64_t v, int n) noexcept {
-  for (int i = 0; i < n; ++i) p[i] = static_cast<std::byte>((v >> (8 * i)) & 0xFF);
+  store_le_n(p, v, static_cast<std::size_t>(n));
 }
 inline void put_be(std::byte* p, std::uint64_t v, int n) noexcept {
-  for (int i = 0; i < n; ++i) p[i] = static_cast<std::byte>((v >> (8 * (n - 1 - i))) & 0xFF);
+  store_be_n(p, v, static_cast<std::size_t>(n));
 }
 
 }  // namespace tensogram::codecs::blosc2_detail

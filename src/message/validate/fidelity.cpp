@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "../masks_restore.hpp"
+#include "src/message/masks_restore.hpp"
 #include "tensogram/core/byte_order.hpp"
 #include "tensogram/core/dtype.hpp"
 #include "tensogram/message/non_finite.hpp"

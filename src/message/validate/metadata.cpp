@@ -5,7 +5,7 @@
 #include <limits>
 #include <string>
 
-#include "../masks_restore.hpp"
+#include "src/message/masks_restore.hpp"
 #include "tensogram/cbor/codec.hpp"
 #include "tensogram/codecs/pipeline.hpp"
 #include "tensogram/core/error.hpp"

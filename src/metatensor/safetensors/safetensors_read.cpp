@@ -13,6 +13,7 @@
 #include "metatensor/safetensors.hpp"
 #include "src/metatensor/strict_json.hpp"
 #include "src/metatensor/text.hpp"
+#include "tensogram/core/utf8.hpp"
 
 namespace metatensor::safetensors {
 namespace {
@@ -151,7 +152,7 @@ file file::from_buffer(tensogram::buffer image) {
   f.header_length_ = n;
   const std::string_view text = f.header_text();
   // Rule 3.
-  if (const auto bad = first_invalid_utf8(text); bad != std::string_view::npos) {
+  if (const auto bad = tensogram::first_invalid_utf8(text); bad != std::string_view::npos) {
     fail(errc::st_header_utf8, "invalid UTF-8 at header byte " + std::to_string(bad) + " (file offset " +
                                    std::to_string(8 + bad) + ")");
   }

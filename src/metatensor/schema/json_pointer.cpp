@@ -3,35 +3,12 @@
 #include <algorithm>
 #include <utility>
 
+#include "tensogram/core/hex.hpp"
+
 namespace metatensor::detail {
 
-namespace {
-
-int hex_digit(char c) noexcept {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-}  // namespace
-
 std::optional<std::string> percent_decode_fragment(std::string_view fragment) {
-  std::string out;
-  out.reserve(fragment.size());
-  for (std::size_t i = 0; i < fragment.size(); ++i) {
-    if (fragment[i] != '%') {
-      out += fragment[i];
-      continue;
-    }
-    if (i + 2 >= fragment.size()) return std::nullopt;
-    const int hi = hex_digit(fragment[i + 1]);
-    const int lo = hex_digit(fragment[i + 2]);
-    if (hi < 0 || lo < 0) return std::nullopt;
-    out += static_cast<char>(hi * 16 + lo);
-    i += 2;
-  }
-  return out;
+  return tensogram::percent_decode(fragment);
 }
 
 std::optional<std::vector<std::string>> pointer_tokens(std::string_view pointer) {

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "tensogram/core/error.hpp"
+#include "tensogram/core/hex.hpp"
 #include "transport.hpp"
 
 namespace metatensor::streaming::detail {
@@ -19,30 +20,11 @@ namespace {
   throw tensogram::invalid_arg_error("URL \"" + std::string(url) + "\": " + std::string(why));
 }
 
-int hex_value(char c) noexcept {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 std::string percent_decode(std::string_view url, std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] != '%') {
-      out.push_back(s[i]);
-      continue;
-    }
-    const int hi = i + 2 < s.size() ? hex_value(s[i + 1]) : -1;
-    const int lo = i + 2 < s.size() ? hex_value(s[i + 2]) : -1;
-    if (hi < 0 || lo < 0) bad_url(url, "bad percent escape in the path");
-    const char c = static_cast<char>(hi * 16 + lo);
-    if (c == '\0') bad_url(url, "the path contains %00");
-    out.push_back(c);
-    i += 2;
-  }
-  return out;
+  std::optional<std::string> out = tensogram::percent_decode(s);
+  if (!out) bad_url(url, "bad percent escape in the path");
+  if (out->find('\0') != std::string::npos) bad_url(url, "the path contains %00");
+  return std::move(*out);
 }
 
 }  // namespace

@@ -33,6 +33,7 @@
 #include "src/metatensor/streaming/quic/send_queue.hpp"
 #include "tensogram/core/buffer.hpp"
 #include "tensogram/core/error.hpp"
+#include "tensogram/core/hex.hpp"
 
 namespace metatensor::streaming {
 
@@ -47,16 +48,6 @@ using detail::send_queue;
 // Client-initiated bidirectional streams have ids ≡ 0 (mod 4) (RFC 9000 §2.1).
 bool is_client_bidi(std::int64_t id) noexcept {
   return id >= 0 && id % 4 == 0;
-}
-
-std::string hex(std::uint64_t v) {
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string out;
-  do {
-    out.insert(out.begin(), digits[v & 0xf]);
-    v >>= 4;
-  } while (v != 0);
-  return out;
 }
 
 // The file named by OPEN's `resource`, if it lies inside `root` and is a
@@ -93,7 +84,7 @@ std::string etag_of(const fs::path& p) {
        {static_cast<std::uint64_t>(st.st_ino), static_cast<std::uint64_t>(st.st_size),
         static_cast<std::uint64_t>(st.st_mtim.tv_sec), static_cast<std::uint64_t>(st.st_mtim.tv_nsec)}) {
     if (tag.size() > 1) tag += '-';
-    tag += hex(part);
+    tag += tensogram::hex_digits(part);
   }
   tag += '"';
   return tag;

@@ -12,6 +12,7 @@
 #include "src/metatensor/text.hpp"
 #include "tensogram/cbor/codec.hpp"
 #include "tensogram/core/error.hpp"
+#include "tensogram/core/utf8.hpp"
 
 namespace metatensor {
 
@@ -159,7 +160,7 @@ json project_flat_element(dtype t, std::span<const std::byte> bytes, std::uint64
 
 std::string_view checked_text(std::span<const std::byte> blob) {
   const std::string_view text(reinterpret_cast<const char*>(blob.data()), blob.size());
-  if (const auto bad = first_invalid_utf8(text); bad != std::string_view::npos) {
+  if (const auto bad = tensogram::first_invalid_utf8(text); bad != std::string_view::npos) {
     throw deep_failure{errc::mt_utf8, "", "invalid UTF-8 at byte " + std::to_string(bad) + " of the string"};
   }
   return text;

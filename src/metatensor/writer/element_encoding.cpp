@@ -8,6 +8,7 @@
 #include "scalar_encoding.hpp"
 #include "src/metatensor/strict_json.hpp"
 #include "src/metatensor/text.hpp"
+#include "tensogram/core/utf8.hpp"
 #include "tensor_values.hpp"
 
 namespace metatensor::detail {
@@ -59,7 +60,7 @@ void check_fixed(const type_layout& t, std::size_t consumed, std::span<const std
 }
 
 std::vector<std::byte> utf8_bytes(std::string_view text, const std::string& where) {
-  const std::size_t bad = first_invalid_utf8(text);
+  const std::size_t bad = tensogram::first_invalid_utf8(text);
   if (bad != std::string_view::npos) {
     writer_error(errc::mt_utf8, where + ": string is not valid UTF-8 (byte " + std::to_string(bad) + ")");
   }

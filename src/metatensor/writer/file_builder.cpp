@@ -19,6 +19,7 @@
 #include "scalar_encoding.hpp"
 #include "src/metatensor/strict_json.hpp"
 #include "src/metatensor/text.hpp"
+#include "tensogram/core/utf8.hpp"
 #include "tensor_values.hpp"
 
 namespace metatensor {
@@ -144,7 +145,8 @@ file_builder::file_builder(compiled_schema schema, writer_options options) : imp
       writer_error(errc::mt_unknown_key, "user metadata key " + detail::quoted(key) +
                                              ": the \"metatensor.\" prefix is reserved (§3.1)");
     }
-    if (first_invalid_utf8(key) != std::string::npos || first_invalid_utf8(value) != std::string::npos) {
+    if (tensogram::first_invalid_utf8(key) != std::string::npos ||
+        tensogram::first_invalid_utf8(value) != std::string::npos) {
       writer_error(errc::st_header_utf8, "user metadata key " + detail::quoted(key) +
                                              " or its value is not valid UTF-8 (§2 rule 3)");
     }
