@@ -70,6 +70,9 @@ class error : public tensogram::framing_error {
   /// `detail` says what and where (tensor name, key, byte offset).
   error(errc code, std::string_view detail);
   [[nodiscard]] errc kind() const noexcept { return kind_; }
+  /// The same error with `context` (a file path, a URL) and ": " put before
+  /// its detail, so a message says which file it is about.
+  [[nodiscard]] error with_context(std::string_view context) const;
 
  private:
   errc kind_;

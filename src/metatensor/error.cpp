@@ -54,4 +54,10 @@ std::string_view errc_name(errc code) noexcept {
 error::error(errc code, std::string_view detail)
     : tensogram::framing_error(std::string(errc_name(code)) + ": " + std::string(detail)), kind_(code) {}
 
+error error::with_context(std::string_view context) const {
+  // detail() is "<NAME>: <what>" (the constructor above); keep <what>.
+  return error(kind_,
+               std::string(context) + ": " + std::string(detail().substr(errc_name(kind_).size() + 2)));
+}
+
 }  // namespace metatensor

@@ -516,8 +516,7 @@ file file::open(const std::filesystem::path& path) {
   try {
     return from_buffer(tensogram::buffer::map_file(path));
   } catch (const error& e) {
-    throw error(e.kind(),
-                path.string() + ": " + std::string(e.detail().substr(errc_name(e.kind()).size() + 2)));
+    throw e.with_context(path.string());
   }
 }
 
