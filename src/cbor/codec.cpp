@@ -196,9 +196,9 @@ std::vector<std::byte> encode(const value& v) {
 // ---------------------------------------------------------------------------
 // Decoding
 
-namespace {
-
-bool valid_utf8(const unsigned char* s, std::size_t n) noexcept {
+std::optional<std::size_t> utf8_error_offset(std::string_view text) noexcept {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const std::size_t n = text.size();
   std::size_t i = 0;
   while (i < n) {
     const unsigned c = s[i];
@@ -216,18 +216,24 @@ bool valid_utf8(const unsigned char* s, std::size_t n) noexcept {
     } else if ((c & 0xF8) == 0xF0) {
       len = 4, cp = c & 0x07, min = 0x10000;
     } else {
-      return false;
+      return i;
     }
-    if (n - i < len) return false;
+    if (n - i < len) return i;
     for (std::size_t k = 1; k < len; ++k) {
       const unsigned cc = s[i + k];
-      if ((cc & 0xC0) != 0x80) return false;
+      if ((cc & 0xC0) != 0x80) return i;
       cp = (cp << 6) | (cc & 0x3F);
     }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return i;
     i += len;
   }
-  return true;
+  return std::nullopt;
+}
+
+namespace {
+
+bool valid_utf8(const unsigned char* s, std::size_t n) noexcept {
+  return !utf8_error_offset(std::string_view(reinterpret_cast<const char*>(s), n)).has_value();
 }
 
 class reader {

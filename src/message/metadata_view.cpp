@@ -119,19 +119,24 @@ meta_value meta_value::iterator::operator*() const noexcept {
 metadata::metadata() : g_(std::make_shared<const global_metadata>()) {}
 metadata::metadata(global_metadata g) : g_(std::make_shared<const global_metadata>(std::move(g))) {}
 
-namespace {
-std::string legacy_string(const cbor::value* v) {
-  if (v == nullptr) return {};
+std::optional<std::string> legacy_text(const cbor::value* v) {
+  if (v == nullptr) return std::nullopt;
   switch (v->type()) {
     case cbor::value::kind::text: {
       const std::string& s = *v->as_text();
-      return s.find('\0') == std::string::npos ? s : std::string();
+      if (s.find('\0') != std::string::npos) return std::nullopt;
+      return s;
     }
     case cbor::value::kind::integer:
     case cbor::value::kind::floating:
     case cbor::value::kind::boolean: return display_text(*v);
-    default: return {};
+    default: return std::nullopt;
   }
+}
+
+namespace {
+std::string legacy_string(const cbor::value* v) {
+  return legacy_text(v).value_or(std::string());
 }
 std::int64_t legacy_int(const cbor::value* v, std::int64_t dflt) {
   if (v == nullptr) return dflt;

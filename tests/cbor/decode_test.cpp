@@ -2,6 +2,7 @@
 // canonical checks.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,18 @@ void expect_metadata_error(const bytes& b, std::string_view fragment = {}) {
   } catch (const std::exception& e) {
     ADD_FAILURE() << "wrong exception type for " << tgtest::to_hex(b) << ": " << e.what();
   }
+}
+
+TEST(CborUtf8, FirstInvalidOffset) {
+  EXPECT_EQ(cbor::utf8_error_offset(""), std::nullopt);
+  EXPECT_EQ(cbor::utf8_error_offset("plain ascii"), std::nullopt);
+  EXPECT_EQ(cbor::utf8_error_offset("\xC3\xA9t\xC3\xA9 \xF0\x9F\x98\x80"), std::nullopt);  // été 😀
+  EXPECT_EQ(cbor::utf8_error_offset("ab\xFF"), 2u);            // never a lead byte
+  EXPECT_EQ(cbor::utf8_error_offset("a\xC3"), 1u);             // truncated
+  EXPECT_EQ(cbor::utf8_error_offset("\xC0\x80"), 0u);          // overlong NUL
+  EXPECT_EQ(cbor::utf8_error_offset("x\xED\xA0\x80"), 1u);     // surrogate
+  EXPECT_EQ(cbor::utf8_error_offset("\xF4\x90\x80\x80"), 0u);  // above U+10FFFF
+  EXPECT_EQ(cbor::utf8_error_offset("\xC3("), 0u);             // bad continuation
 }
 
 TEST(CborDecode, AnyIntegerWidthAccepted) {

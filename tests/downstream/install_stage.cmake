@@ -32,6 +32,7 @@ endif()
 file(GLOB_RECURSE config_file ${STAGE}/*/tensogramConfig.cmake)
 file(GLOB_RECURSE pc_file ${STAGE}/*/tensogram.pc)
 foreach(required ${STAGE}/include/tensogram.hpp ${STAGE}/include/tensogram/core/tgm_error.h
+                 ${STAGE}/include/tensogram.h ${STAGE}/include/tensogram/tensogram.h
                  ${config_file} ${pc_file})
   if(NOT EXISTS ${required})
     message(FATAL_ERROR "missing after install: ${required}")

@@ -113,6 +113,21 @@ TEST(File, MappedNativeObjectsAreViewsIntoTheMapping) {
   EXPECT_TRUE(whole.contains(one.object(0).bytes()));
 }
 
+TEST(File, CreateMakesMissingParentDirectories) {
+  tgtest::temp_dir dir;
+  const auto p = dir / "a" / "b" / "out.tgm";
+  tensogram::file f = tensogram::file::create(p);
+  EXPECT_TRUE(std::filesystem::is_regular_file(p));
+  EXPECT_EQ(f.message_count(), 0U);
+  // A regular file where a directory is needed: io_error naming the path.
+  try {
+    (void)tensogram::file::create(p / "c.tgm");
+    ADD_FAILURE() << "expected io_error";
+  } catch (const tensogram::io_error& e) {
+    EXPECT_NE(std::string(e.what()).find("c.tgm"), std::string::npos) << e.what();
+  }
+}
+
 TEST(File, CreateAppendAndReadBack) {
   tgtest::temp_dir dir;
   const auto p = dir / "out.tgm";

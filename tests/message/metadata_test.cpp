@@ -25,6 +25,34 @@ void expect_metadata_error(F&& f, const std::string& fragment) {
   }
 }
 
+TEST(LegacyText, TheLegacyGettersRendering) {
+  EXPECT_EQ(tg::legacy_text(nullptr), std::nullopt);
+  const value text("2t");
+  EXPECT_EQ(tg::legacy_text(&text), "2t");
+  const value empty("");
+  EXPECT_EQ(tg::legacy_text(&empty), "");
+  const value nul(std::string("a\0b", 3));
+  EXPECT_EQ(tg::legacy_text(&nul), std::nullopt);
+  const value i(std::int64_t{-12});
+  EXPECT_EQ(tg::legacy_text(&i), "-12");
+  const value f(0.5);
+  EXPECT_EQ(tg::legacy_text(&f), "0.5");
+  const value b(true);
+  EXPECT_EQ(tg::legacy_text(&b), "true");
+  const value null;
+  EXPECT_EQ(tg::legacy_text(&null), std::nullopt);
+  const value map = value::make_map({{"a", 1}});
+  EXPECT_EQ(tg::legacy_text(&map), std::nullopt);
+  const value bytes(cbor::byte_string{std::byte{1}});
+  EXPECT_EQ(tg::legacy_text(&bytes), std::nullopt);
+  // The C++ getter keeps returning "" for all of these.
+  tg::global_metadata g;
+  g.base.push_back(value::make_map({{"nul", nul}, {"x", f}}));
+  const tg::metadata m(g);
+  EXPECT_EQ(m.get_string("nul"), "");
+  EXPECT_EQ(m.get_string("x"), "0.5");
+}
+
 TEST(GlobalMetadata, UnknownTopLevelKeysMoveToExtra) {
   const value v = value::make_map({{"version", 3},
                                    {"reserved", value::make_map()},

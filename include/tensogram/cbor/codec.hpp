@@ -3,7 +3,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "tensogram/cbor/value.hpp"
@@ -56,5 +58,12 @@ struct decoded_item {
 
 /// IEEE binary16 bits → double (exact).
 [[nodiscard]] double half_to_double(std::uint16_t h) noexcept;
+
+/// Offset of the first byte of `text` that does not start a well-formed
+/// UTF-8 sequence (RFC 3629: no overlong forms, surrogates or code points
+/// above U+10FFFF), or nothing when all of `text` is valid. The rule CBOR
+/// text strings are decoded with, and the C API's check of its string
+/// arguments (spec 07 C2.3).
+[[nodiscard]] std::optional<std::size_t> utf8_error_offset(std::string_view text) noexcept;
 
 }  // namespace tensogram::cbor

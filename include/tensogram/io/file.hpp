@@ -41,7 +41,8 @@ class file {
                                         scan_mode mode = scan_mode::bidirectional);
   /// `open_remote` for http(s) URLs, `open` otherwise.
   [[nodiscard]] static file open_source(const std::string& source, scan_mode mode = scan_mode::bidirectional);
-  /// Creates the file, truncating an existing one, ready for `append`.
+  /// Creates the file (and missing parent directories), truncating an
+  /// existing one, ready for `append`.
   [[nodiscard]] static file create(const std::filesystem::path& path);
   /// Any byte source (tests, custom storage).
   [[nodiscard]] static file from_source(std::unique_ptr<io::byte_source> source,
