@@ -71,11 +71,11 @@ tgm_error file_task(const char* fn, tgm_async_file_t* file, task_kind kind,
   });
 }
 
-// The object-store schemes the reference opens with its async-remote
-// feature; this build reads http(s) and local files only.
-bool is_object_store_url(const std::string& url) {
-  return url.find("://") != std::string::npos && !tensogram::io::is_remote_url(url) &&
-         !url.starts_with("file://");
+// What this build opens remotely: http(s) and file:// URLs. The reference
+// also opens object stores (s3://, gs://, az://) with its async-remote
+// feature.
+bool is_supported_url(const std::string& url) {
+  return tensogram::io::is_remote_url(url) || url.starts_with("file://");
 }
 
 }  // namespace
@@ -115,7 +115,7 @@ tgm_error tgm_async_file_open_remote(const char* url, const char* const* storage
           capi::text_arg(fn, ("storage_values[" + index + "]").c_str(), storage_values[i]);
       tensogram::io::set_remote_option(remote, key, value);
     }
-    if (is_object_store_url(u)) {
+    if (!is_supported_url(u)) {
       // As the reference built without its async-remote feature: an error,
       // never an unresolved symbol (spec 07 C2.1).
       throw tensogram::remote_error("cannot open '" + u +

@@ -77,6 +77,11 @@ struct turn_claim {
 struct async_encoder_state {
   explicit async_encoder_state(std::string p) : path(std::move(p)) {}
   const std::string path;
+  // Held while an operation takes its ticket and is queued, so that the
+  // pool's FIFO queue holds the operations in ticket order: a worker waiting
+  // for its turn then only ever waits for work queued before its own (no
+  // deadlock, even with one worker and launches from several threads).
+  std::mutex launch_mu;
   serial_gate gate;
   std::mutex mu;  // held while an operation uses the encoder (BUSY)
   std::optional<streaming_encoder> enc;
@@ -104,6 +109,7 @@ constexpr const char* encoder_type = "tgm_async_streaming_encoder_t";
 tgm_async_task_t* launch_in_order(const char* fn, const state_ptr& s, tgm_cancellation_token_t* cancel,
                                   uint64_t timeout_ms,
                                   std::function<void(tensogram::streaming_encoder&, bool& finished)> op) {
+  const std::lock_guard launching(s->launch_mu);
   auto claim = std::make_shared<capi::turn_claim>(s->gate.take());
   const auto give_up = [s, claim] {
     int queued = 0;

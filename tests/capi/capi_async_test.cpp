@@ -171,6 +171,8 @@ TEST_F(CapiAsync, OpenRemoteSchemesAndOptions) {
   EXPECT_EQ(tgm_async_file_open_remote("s3://bucket/key.tgm", nullptr, nullptr, 0, true, nullptr, 0, &t),
             TGM_ERROR_REMOTE);
   EXPECT_NE(last_error().find("http(s)"), std::string::npos) << last_error();
+  EXPECT_EQ(tgm_async_file_open_remote("/not/a/url.tgm", nullptr, nullptr, 0, true, nullptr, 0, &t),
+            TGM_ERROR_REMOTE);
   const char* keys[2] = {"timeout_ms", "bogus"};
   const char* values[2] = {"1000", "x"};
   EXPECT_EQ(tgm_async_file_open_remote("http://127.0.0.1:9/x.tgm", keys, values, 2, false, nullptr, 0, &t),

@@ -210,4 +210,45 @@ TEST(CapiRuntime, EncoderWritesCancelledWhileQueuedGiveTheirTurnUp) {
   });
 }
 
+TEST(CapiRuntime, EncoderWritesFromManyThreadsOnOneWorker) {
+  run_isolated([] {
+    ASSERT_TGM_OK(tgm_runtime_configure(1, 1, 0));
+    const fs::path path = scratch_dir("enc_threads") / "e.tgm";
+    const async_encoder_ptr enc = create_async_encoder(path, "xxh3");
+    ASSERT_NE(enc, nullptr);
+    constexpr int threads = 4;
+    constexpr int per_thread = 25;
+    std::vector<std::thread> writers;
+    for (int th = 0; th < threads; ++th) {
+      writers.emplace_back([&, th] {
+        std::vector<task_ptr> tasks;
+        for (int i = 0; i < per_thread; ++i) {
+          const int16_t v[4] = {static_cast<int16_t>(th), static_cast<int16_t>(i), 0, 0};
+          tgm_async_task_t* t = nullptr;
+          EXPECT_TGM_OK(tgm_async_streaming_encoder_write_object(
+              enc.get(), int16_descriptor_json(), reinterpret_cast<const uint8_t*>(v), 8, nullptr, 0, &t));
+          tasks.emplace_back(t);
+        }
+        for (auto& t : tasks) EXPECT_TGM_OK(tgm_async_task_join_void(t.get()));
+      });
+    }
+    for (auto& w : writers) w.join();
+    EXPECT_EQ(tgm_async_streaming_encoder_object_count(enc.get()), static_cast<size_t>(threads * per_thread));
+    tgm_async_task_t* t = nullptr;
+    ASSERT_TGM_OK(tgm_async_streaming_encoder_finish(enc.get(), true, nullptr, 0, &t));
+    const task_ptr fin(t);
+    ASSERT_TGM_OK(tgm_async_task_join_void(fin.get()));
+    const message_ptr msg = decode_file_message(path);
+    ASSERT_EQ(tgm_message_num_objects(msg.get()), static_cast<size_t>(threads * per_thread));
+    // Each thread's writes appear in the order that thread launched them.
+    std::vector<int> next(threads, 0);
+    for (size_t k = 0; k < tgm_message_num_objects(msg.get()); ++k) {
+      const auto* v = reinterpret_cast<const int16_t*>(tgm_object_data(msg.get(), k, nullptr));
+      ASSERT_GE(v[0], 0);
+      ASSERT_LT(v[0], threads);
+      EXPECT_EQ(v[1], next[static_cast<size_t>(v[0])]++);
+    }
+  });
+}
+
 }  // namespace

@@ -3,12 +3,14 @@
 #pragma once
 
 #include <fcntl.h>
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -152,15 +154,30 @@ inline async_encoder_ptr create_async_encoder(const std::filesystem::path& path,
   return async_encoder_ptr(e);
 }
 
-/// Runs `body` in a fresh process (a re-executed test binary), so it can
-/// configure and shut down the process-wide async runtime. Failures inside
-/// are reported by the child and fail the test.
+/// For debugging one test: CAPI_TEST_IN_PROCESS=1 runs the body in the test
+/// process itself, with the usual failure output.
 inline void run_isolated(const std::function<void()>& body) {
+  if (std::getenv("CAPI_TEST_IN_PROCESS") != nullptr) {
+    body();
+    return;
+  }
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
       {
-        body();
-        std::exit(::testing::Test::HasFailure() ? 1 : 0);
+        // A death-test child reports no test results: collect the failures
+        // (from every thread) and print them on stderr, which the parent shows.
+        ::testing::TestPartResultArray failures;
+        {
+          const ::testing::ScopedFakeTestPartResultReporter reporter(
+              ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ALL_THREADS, &failures);
+          body();
+        }
+        for (int i = 0; i < failures.size(); ++i) {
+          const ::testing::TestPartResult& part = failures.GetTestPartResult(i);
+          std::fprintf(stderr, "%s:%d: %s\n", part.file_name() != nullptr ? part.file_name() : "?",
+                       part.line_number(), part.message());
+        }
+        std::exit(failures.size() == 0 ? 0 : 1);
       },
       ::testing::ExitedWithCode(0), "");
 }

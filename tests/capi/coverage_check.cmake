@@ -3,11 +3,13 @@
 # Fails unless the header declares exactly EXPECTED tgm_* functions (spec 07
 # C2.4) and every one of them is called somewhere in SOURCES.
 file(READ ${HEADER} header)
-string(REGEX MATCHALL "[A-Za-z_][A-Za-z0-9_ ]*[ *](tgm_[a-z0-9_]+)\\(" decls "${header}")
+# Comments mention functions too: drop them, then every `tgm_name(` left is
+# a declaration.
+string(REGEX REPLACE "/\\*([^*]|\\*+[^*/])*\\*+/" "" header "${header}")
+string(REGEX MATCHALL "tgm_[a-z0-9_]+\\(" decls "${header}")
 set(functions "")
 foreach(decl IN LISTS decls)
-  string(REGEX MATCH "tgm_[a-z0-9_]+\\($" name "${decl}")
-  string(REGEX REPLACE "\\($" "" name "${name}")
+  string(REGEX REPLACE "\\($" "" name "${decl}")
   list(APPEND functions ${name})
 endforeach()
 list(REMOVE_DUPLICATES functions)
