@@ -8,9 +8,8 @@
 #include <cstdint>
 #include <vector>
 
-#include <metatensor/stream_protocol.hpp>
-
 #include "fuzz_common.hpp"
+#include "src/metatensor/streaming/protocol/stream_protocol.hpp"
 
 namespace {
 

@@ -35,6 +35,7 @@
 #include "tensogram/message/metadata_view.hpp"
 #include "tensogram/message/non_finite.hpp"
 #include "tensogram/message/options.hpp"
+#include "tensogram/message/pipeline_params.hpp"
 #include "tensogram/message/streaming_encoder.hpp"
 #include "tensogram/message/validate.hpp"
 

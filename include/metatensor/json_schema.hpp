@@ -8,9 +8,9 @@
 // (including NaN and ±infinity, stored as nlohmann number_float) compare as
 // binary64, and a keyword fails only when its violation test is true.
 //
-// Construction walks the whole document once and rejects what the dialect
-// does not evaluate, so a schema is either evaluated exactly as a 2020-12
-// validator would, or refused:
+// Construction compiles every schema location of the document once and
+// rejects what the dialect does not evaluate, so a schema is either
+// evaluated exactly as a 2020-12 validator would, or refused:
 //  * MT_SCHEMA_DIALECT: a §4.3 keyword; `items` as an array;
 //    `additionalProperties` other than `false`; `$schema` other than the
 //    2020-12 URI (§4.1); a `$ref` that is neither a same-document JSON Pointer
@@ -40,6 +40,7 @@
 #include <string_view>
 
 #include "metatensor/error.hpp"
+#include "metatensor/layout.hpp"
 
 namespace metatensor {
 
@@ -64,6 +65,10 @@ class json_schema_evaluator {
   /// modified while the evaluator exists. Throws metatensor::error as listed
   /// in the file comment.
   explicit json_schema_evaluator(const nlohmann::json& document);
+  /// Evaluates against `schema`'s document, using the table of schema
+  /// locations the compiler read (the document is not read again); shares
+  /// ownership of the document, so `schema` may go away first.
+  explicit json_schema_evaluator(const compiled_schema& schema);
   ~json_schema_evaluator();
   json_schema_evaluator(json_schema_evaluator&&) noexcept;
   json_schema_evaluator& operator=(json_schema_evaluator&&) noexcept;

@@ -129,11 +129,16 @@ struct tensor_layout {
   [[nodiscard]] std::uint64_t heap_placement(std::uint64_t file_alignment) const noexcept;
 };
 
-/// A schema checked against the dialect of §4 and compiled by §5–§6.
+namespace detail {
+class schema_document;
+}  // namespace detail
+
+/// A schema checked against the dialect of §4 and compiled by §5–§6. Cheap
+/// to copy (copies share the document).
 class compiled_schema {
  public:
-  /// The schema document as parsed.
-  [[nodiscard]] const nlohmann::json& document() const noexcept { return document_; }
+  /// The schema document as parsed (JSON null for a default-constructed one).
+  [[nodiscard]] const nlohmann::json& document() const noexcept;
   /// Logical tensors by name (every root property).
   [[nodiscard]] const std::map<std::string, tensor_layout>& tensors() const noexcept { return tensors_; }
   /// The tensor called `name`, or nullptr.
@@ -144,10 +149,19 @@ class compiled_schema {
   /// that carries the element or dimension structure (for diagnostics and
   /// deep validation: the unresolved node is `document()["properties"][name]`).
   [[nodiscard]] const nlohmann::json& property_schema(std::string_view name) const;
+  /// The document read once into a table of schema locations, `$id`s and
+  /// resolved `$ref`s, which the JSON Schema evaluator and deep validation
+  /// share with the compiler (a library internal:
+  /// src/metatensor/schema/schema_document.hpp). Null for a
+  /// default-constructed schema.
+  [[nodiscard]] const std::shared_ptr<const detail::schema_document>& document_table() const noexcept {
+    return table_;
+  }
 
  private:
   friend compiled_schema compile_schema(nlohmann::json document);
-  nlohmann::json document_;
+  std::shared_ptr<const detail::schema_document> table_;
+  std::vector<std::size_t> ref_targets_;  // the compiler's `$ref` target per node of the table
   std::map<std::string, tensor_layout> tensors_;
   std::set<std::string> required_;
 };

@@ -34,8 +34,7 @@
 
 #include "metatensor/file.hpp"
 #include "metatensor/safetensors.hpp"
-#include "metatensor/stream_protocol.hpp"
-#include "metatensor/stream_scheduler.hpp"
+#include "metatensor/stream_types.hpp"
 
 namespace metatensor::streaming {
 

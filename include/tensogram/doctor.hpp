@@ -84,10 +84,10 @@ struct doctor_report {
 [[nodiscard]] std::string doctor_json();
 
 /// Whether the codec registry of this build can run compression `name` (a
-/// wire-format name such as "zstd" or "blosc2"). Asks the registry itself
-/// (codecs::pipeline::build), so the answer follows the codecs actually
-/// compiled in; used by the doctor's feature rows and by the CLI to offer
-/// only codecs that exist.
+/// wire-format name such as "zstd" or "blosc2"). Asks the compressor table
+/// itself (codecs::is_known_compression), so the answer follows the codecs
+/// actually compiled in; used by the doctor's feature rows and by the CLI to
+/// offer only codecs that exist.
 [[nodiscard]] bool is_compression_built_in(std::string_view name);
 
 /// JSON spellings: "compression", "threading", "io", "converter"; "ffi",

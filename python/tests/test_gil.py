@@ -80,9 +80,15 @@ RATE_WITH_GIL_RELEASED = 2_000_000  # spinner steps per second
 
 
 def test_the_progress_probe_detects_a_held_gil():
-    # Control: repeating a bytes object is one C call that keeps the GIL.
-    during, elapsed = progress_during(lambda: len(b"\x01" * 200_000_000))
-    assert during / elapsed < RATE_WITH_GIL_RELEASED / 4
+    # Control: repeating a bytes object is one C call that keeps the GIL. The
+    # spinner may still run between the call's return and the counter being
+    # read (the GIL is handed over there), for as long as the OS keeps the
+    # main thread off a busy core: the lowest of three runs is the measure.
+    rates = []
+    for _ in range(3):
+        during, elapsed = progress_during(lambda: len(b"\x01" * 200_000_000))
+        rates.append(during / elapsed)
+    assert min(rates) < RATE_WITH_GIL_RELEASED / 4, rates
 
 
 def test_two_threads_decode_faster_than_one(message):

@@ -10,6 +10,7 @@
 #include "tensogram/format/aggregate_frames.hpp"
 #include "tensogram/format/frame.hpp"
 #include "tensogram/format/preamble.hpp"
+#include "tensogram/format/walk.hpp"
 #include "tensogram/format/wire.hpp"
 
 namespace tensogram::io {
@@ -25,48 +26,63 @@ struct phase_frames {
   std::uint64_t end = 0;  // first position after the phase's frames
 };
 
-// Bytes [offset, offset + length) of the message, from `region` (which holds
-// the message bytes starting at `region_offset`) or read from the source.
-buffer message_part(byte_source& src, const scan_entry& msg, const buffer& region,
-                    std::uint64_t region_offset, std::uint64_t offset, std::uint64_t length) {
-  if (offset >= region_offset && offset - region_offset + length <= region.size()) {
-    return region.slice(static_cast<std::size_t>(offset - region_offset), static_cast<std::size_t>(length));
-  }
-  return src.read_one({msg.offset + offset, length});
-}
+// The metadata and index frames of one phase, parsed as the walk passes
+// them; parse errors name the frame and the message's place in the file.
+class phase_frames_sink final : public format::walk_sink {
+ public:
+  phase_frames_sink(phase_frames& out, const scan_entry& msg) : out_(out), msg_(msg) {}
 
-// Walks the aggregate frames of `want` from `pos` until a frame of another
-// phase or `limit`. Returns nothing on anything irregular (the caller then
-// reads the whole message and lets the full walk report it).
+  bool frame(const format::frame_view& f) override {
+    try {
+      switch (f.header.type) {
+        case frame_type::header_metadata:
+        case frame_type::footer_metadata: out_.metadata = global_metadata::from_cbor_bytes(f.body()); break;
+        case frame_type::header_index:
+        case frame_type::footer_index: out_.index = format::parse_index_body(f.body()); break;
+        default: break;
+      }
+    } catch (const metadata_error& e) {
+      throw metadata_error(std::string(e.detail()) + " (in " +
+                           std::string(format::frame_type_name(f.header.type)) + " frame at offset " +
+                           std::to_string(f.offset) + " of the message at file offset " +
+                           std::to_string(msg_.offset) + ")");
+    }
+    return true;
+  }
+
+ private:
+  phase_frames& out_;
+  const scan_entry& msg_;
+};
+
+// Walks the frames of `want` from `pos` until a frame of another phase or
+// `limit`, in `region` (which holds the message bytes starting at
+// `region_offset`) and, for frames beyond it, in bytes read from the
+// source. Returns nothing on anything irregular (the caller then reads the
+// whole message and lets the full walk report it).
 std::optional<phase_frames> walk_phase(byte_source& src, const scan_entry& msg, const buffer& region,
                                        std::uint64_t region_offset, std::uint64_t pos, std::uint64_t limit,
                                        format::phase want) {
   phase_frames out;
-  while (pos + format::frame_header_size <= limit) {
-    const buffer hb = message_part(src, msg, region, region_offset, pos, format::frame_header_size);
-    if (!format::has_frame_marker(hb.bytes())) return std::nullopt;
-    const format::frame_header h = format::read_frame_header(hb.bytes(), static_cast<std::size_t>(pos));
-    if (format::phase_of(h.type) != want) break;
-    if (h.total_length < format::frame_header_size || h.total_length > limit - pos) return std::nullopt;
-    const buffer fb = message_part(src, msg, region, region_offset, pos, h.total_length);
-    const format::frame_view f = format::locate_frame(fb.bytes(), 0, h, fb.size());
-    try {
-      switch (h.type) {
-        case frame_type::header_metadata:
-        case frame_type::footer_metadata: out.metadata = global_metadata::from_cbor_bytes(f.body()); break;
-        case frame_type::header_index:
-        case frame_type::footer_index: out.index = format::parse_index_body(f.body()); break;
-        default: break;
-      }
-    } catch (const metadata_error& e) {
-      throw metadata_error(std::string(e.detail()) + " (in " + std::string(format::frame_type_name(h.type)) +
-                           " frame at offset " + std::to_string(pos) + " of the message at file offset " +
-                           std::to_string(msg.offset) + ")");
+  phase_frames_sink sink(out, msg);
+  buffer window = region;
+  auto window_offset = static_cast<std::size_t>(region_offset);
+  auto at = static_cast<std::size_t>(pos);
+  for (;;) {
+    const format::walk_outcome o =
+        format::walk({window.bytes(), window_offset, at, static_cast<std::size_t>(limit)},
+                     format::walk_policy::region(want), sink);
+    switch (o.end) {
+      case format::walk_end::needs_bytes:
+        window = src.read_one({msg.offset + o.position, o.needed});
+        if (window.size() < o.needed) return std::nullopt;  // a source that reads short cannot loop the walk
+        window_offset = o.position;
+        at = o.position;
+        continue;
+      case format::walk_end::finding: return std::nullopt;
+      default: out.end = o.position; return out;
     }
-    pos = format::align8(pos + h.total_length);
   }
-  out.end = pos;
-  return out;
 }
 
 // An index is usable on its own when its frames lie in order inside the

@@ -7,7 +7,7 @@
 #include <new>
 #include <string>
 
-#include "tensogram/codecs/pipeline.hpp"
+#include "masks_restore.hpp"
 #include "tensogram/core/byte_order.hpp"
 #include "tensogram/core/error.hpp"
 #include "tensogram/core/hex.hpp"
@@ -16,11 +16,14 @@
 #include "tensogram/format/frame.hpp"
 #include "tensogram/format/hash.hpp"
 #include "tensogram/format/preamble.hpp"
+#include "tensogram/format/walk.hpp"
 #include "tensogram/format/wire.hpp"
 #include "tensogram/message/masks.hpp"
+#include "tensogram/message/pipeline_params.hpp"
 
 namespace tensogram {
 
+using detail::has_masks;
 using format::align8;
 using format::frame_type;
 using format::frame_view;
@@ -65,13 +68,6 @@ struct walked_message {
   std::vector<data_frame_entry> objects;
 };
 
-// Next position after a frame at `pos` (reference rule: frame length rounded
-// up, unless that leaves the buffer).
-std::size_t next_frame_pos(std::size_t pos, std::uint64_t len, std::size_t limit) {
-  const std::uint64_t next = pos + align8(len);
-  return next <= limit ? static_cast<std::size_t>(next) : static_cast<std::size_t>(pos + len);
-}
-
 // Runs `parse` on a frame body, adding the frame's type and offset to any
 // metadata error so the message says where (spec 01 §19.2 #24–#32).
 template <typename Parse>
@@ -100,49 +96,16 @@ void check_aggregate_frame(const frame_view& f) {
   });
 }
 
-std::string phase_name(format::phase p) {
-  switch (p) {
-    case format::phase::header: return "header";
-    case format::phase::body: return "data object";
-    case format::phase::footer: return "footer";
-  }
-  return "?";
-}
+// The bodies of a full decode's frames, in wire order; the walker has
+// checked the frames and their order.
+class message_frames final : public format::walk_sink {
+ public:
+  explicit message_frames(walked_message& out) : out_(out) {}
 
-walked_message walk_message(std::span<const std::byte> msg) {
-  walked_message w;
-  w.extent = format::read_message_extent(msg);
-  const std::span<const std::byte> m = msg.first(w.extent.message_end);
-  const std::size_t end = w.extent.frames_end;
-  std::size_t pos = format::preamble_size;
-  format::phase phase = format::phase::header;
-  std::optional<cbor::value> pending;
-  // Offset of the pending preceder; meaningful only while `pending` is set.
-  // A plain integer: GCC 12 -O3 warns maybe-uninitialized on an optional.
-  std::size_t pending_at = 0;
-  while (pos < end) {
-    if (pos + format::frame_header_size > end) break;
-    if (!format::has_frame_marker(m.subspan(pos))) {
-      ++pos;  // tolerate padding and stray bytes between frames
-      continue;
-    }
-    const format::frame_header h = format::read_frame_header(m.subspan(pos), pos);
-    const format::phase ph = format::phase_of(h.type);
-    if (ph < phase) {
-      throw framing_error("unexpected " + std::string(format::frame_type_name(h.type)) + " frame at offset " +
-                          std::to_string(pos) + " after " + phase_name(phase) +
-                          " phase — frames must appear in order: headers, data objects, footers");
-    }
-    if (pending && h.type != frame_type::ntensor) {
-      throw framing_error("PrecederMetadata must be followed by a data-object frame, got " +
-                          std::string(format::frame_type_name(h.type)) + " (preceder at offset " +
-                          std::to_string(pending_at) + ", next frame at offset " + std::to_string(pos) + ")");
-    }
-    phase = ph;
-    const frame_view f = format::locate_frame(m, pos, h, end);
-    switch (h.type) {
+  bool frame(const frame_view& f) override {
+    switch (f.header.type) {
       case frame_type::header_metadata:
-      case frame_type::footer_metadata: w.meta = parse_metadata_frame(f); break;
+      case frame_type::footer_metadata: out_.meta = parse_metadata_frame(f); break;
       case frame_type::header_index:
       case frame_type::footer_index:
       case frame_type::header_hash:
@@ -153,25 +116,32 @@ walked_message walk_message(std::span<const std::byte> msg) {
         global_metadata g = parse_metadata_frame(f);
         if (g.base.size() != 1) {
           throw metadata_error("PrecederMetadata base must have exactly 1 entry, got " +
-                               std::to_string(g.base.size()) + " (frame at offset " + std::to_string(pos) +
-                               ")");
+                               std::to_string(g.base.size()) + " (frame at offset " +
+                               std::to_string(f.offset) + ")");
         }
         g.base[0].erase("_reserved_");
-        pending = std::move(g.base[0]);
-        pending_at = pos;
+        preceder_ = std::move(g.base[0]);
         break;
       }
       case frame_type::ntensor:
-        w.objects.push_back(data_frame_entry{f, std::move(pending)});
-        pending.reset();
+        out_.objects.push_back(data_frame_entry{f, std::move(preceder_)});
+        preceder_.reset();
         break;
     }
-    pos = next_frame_pos(pos, h.total_length, end);
+    return true;
   }
-  if (pending) {
-    throw framing_error("dangling PrecederMetadata: no data-object frame followed (preceder at offset " +
-                        std::to_string(pending_at) + ")");
-  }
+
+ private:
+  walked_message& out_;
+  std::optional<cbor::value> preceder_;
+};
+
+walked_message walk_message(std::span<const std::byte> msg) {
+  walked_message w;
+  w.extent = format::read_message_extent(msg);
+  message_frames sink(w);
+  (void)format::walk({msg.first(w.extent.message_end), 0, format::preamble_size, w.extent.frames_end},
+                     format::walk_policy::decoder(), sink);
   return w;
 }
 
@@ -203,21 +173,9 @@ struct sliced_object {
   data_object_descriptor descriptor;
   std::size_t payload_offset = 0;  // from message start
   std::span<const std::byte> payload;
-  std::span<const std::byte> mask_region;
+  std::span<const std::byte> region;  // payload region: the payload, then the mask blobs
   std::optional<std::uint64_t> hash;
 };
-
-constexpr const char* k_mask_kinds[] = {"nan", "inf+", "inf-"};
-
-std::uint64_t mask_field(const cbor::value& entry, const char* kind, const char* key) {
-  const cbor::value* v = entry.find(key);
-  const auto u = v != nullptr ? v->as_uint64() : std::nullopt;
-  if (!u) {
-    throw metadata_error(std::string("failed to deserialize descriptor: masks.") + kind + "." + key +
-                         " must be an unsigned integer");
-  }
-  return *u;
-}
 
 sliced_object slice_object(const frame_view& f, std::size_t frame_offset_in_msg) {
   format::data_frame_parts parts = format::split_data_frame(f);
@@ -233,117 +191,35 @@ sliced_object slice_object(const frame_view& f, std::size_t frame_offset_in_msg)
                          std::to_string(frame_offset_in_msg) + ")");
   }
   if (f.hash_present()) s.hash = f.hash_slot();
-  const std::span<const std::byte> region = parts.payload_region;
-  std::size_t payload_len = region.size();
+  s.region = parts.payload_region;
+  // The tensor bytes end where the first mask blob starts (spec 01 §13.3).
+  std::size_t payload_len = s.region.size();
   if (s.descriptor.masks) {
     std::optional<std::uint64_t> first;
-    for (const char* kind : k_mask_kinds) {
-      const cbor::value* entry = s.descriptor.masks->find(kind);
-      if (entry == nullptr) continue;
-      if (!entry->is_map()) {
-        throw metadata_error(std::string("failed to deserialize descriptor: masks.") + kind +
-                             " must be a map");
-      }
-      const std::uint64_t off = mask_field(*entry, kind, "offset");
-      const std::uint64_t len = mask_field(*entry, kind, "length");
+    for (std::size_t kind = 0; kind < mask_kind_names.size(); ++kind) {
+      const std::optional<detail::mask_entry> m = detail::parse_mask_entry(s.descriptor, kind, false);
+      if (!m) continue;
       std::uint64_t end = 0;
-      if (__builtin_add_overflow(off, len, &end) || end > region.size()) {
-        throw framing_error(std::string("mask_") + kind + ".offset + length (" + std::to_string(off) + " + " +
-                            std::to_string(len) + ") exceeds payload region size " +
-                            std::to_string(region.size()) + " in frame at offset " +
-                            std::to_string(frame_offset_in_msg));
+      if (__builtin_add_overflow(m->offset, m->length, &end) || end > s.region.size()) {
+        throw framing_error(std::string("mask_") + std::string(mask_kind_names[kind]) + ".offset + length (" +
+                            std::to_string(m->offset) + " + " + std::to_string(m->length) +
+                            ") exceeds payload region size " + std::to_string(s.region.size()) +
+                            " in frame at offset " + std::to_string(frame_offset_in_msg));
       }
-      first = first ? std::min(*first, off) : off;
+      first = first ? std::min(*first, m->offset) : m->offset;
     }
     if (first) payload_len = static_cast<std::size_t>(*first);
   }
-  s.payload = region.first(payload_len);
-  s.mask_region = region.subspan(payload_len);
+  s.payload = s.region.first(payload_len);
   s.payload_offset = frame_offset_in_msg + parts.region_offset;
   return s;
 }
 
-bool has_masks(const data_object_descriptor& d) {
-  if (!d.masks) return false;
-  for (const char* kind : k_mask_kinds) {
-    if (d.masks->find(kind) != nullptr) return true;
-  }
-  return false;
-}
-
-// Canonical NaN/Inf patterns (spec 02 §9), as big-endian-free values of the
-// component width.
-std::uint64_t canonical_pattern(dtype t, std::size_t kind) {
-  static constexpr std::uint64_t f16[] = {0x7E00, 0x7C00, 0xFC00};
-  static constexpr std::uint64_t bf16[] = {0x7FC0, 0x7F80, 0xFF80};
-  static constexpr std::uint64_t f32[] = {0x7FC00000, 0x7F800000, 0xFF800000};
-  static constexpr std::uint64_t f64[] = {0x7FF8000000000000, 0x7FF0000000000000, 0xFFF0000000000000};
-  switch (t) {
-    case dtype::float16: return f16[kind];
-    case dtype::bfloat16: return bf16[kind];
-    case dtype::float32:
-    case dtype::complex64: return f32[kind];
-    default: return f64[kind];
-  }
-}
-
-void store_component(std::byte* p, std::size_t width, std::uint64_t v, bool big) {
-  for (std::size_t i = 0; i < width; ++i) {
-    const std::size_t shift = 8 * (big ? width - 1 - i : i);
-    p[i] = static_cast<std::byte>((v >> shift) & 0xFF);
-  }
-}
-
-// Decoded masks of an object (packed MSB-first, ceil(N/8) bytes each),
-// indexed nan, inf+, inf-.
-std::array<std::optional<std::vector<std::byte>>, 3> decode_masks(const sliced_object& s) {
-  std::array<std::optional<std::vector<std::byte>>, 3> masks;
-  const data_object_descriptor& d = s.descriptor;
-  const std::uint64_t n = d.element_count();
-  const std::span<const std::byte> region(s.payload.data(), s.payload.size() + s.mask_region.size());
-  for (std::size_t k = 0; k < 3; ++k) {
-    const cbor::value* entry = d.masks->find(k_mask_kinds[k]);
-    if (entry == nullptr) continue;
-    const cbor::value* method = entry->find("method");
-    const std::string* name = method != nullptr ? method->as_text() : nullptr;
-    if (name == nullptr) throw encoding_error("unknown mask method (missing)");
-    // Bounds were checked when the frame was sliced.
-    const auto off = static_cast<std::size_t>(*entry->find("offset")->as_uint64());
-    const auto len = static_cast<std::size_t>(*entry->find("length")->as_uint64());
-    masks[k] = decode_mask_blob(region.subspan(off, len), n, *name);
-  }
-  return masks;
-}
-
-// Writes canonical NaN/Inf where masks say so (spec 02 §9), for the
+// Writes canonical NaN/Inf back where the object's masks say so, for the
 // elements [first, first + out.size() / width).
 void restore_non_finite(const sliced_object& s, std::span<std::byte> out, byte_order out_order,
                         std::uint64_t first = 0, std::optional<std::uint64_t> count = std::nullopt) {
-  const data_object_descriptor& d = s.descriptor;
-  if (d.dtype == dtype::bitmask) {
-    throw framing_error("bitmask-companion masks cannot be restored on bitmask-dtype payloads");
-  }
-  const std::uint64_t n = count.value_or(d.element_count());
-  const std::size_t width = dtype_width(d.dtype);
-  if (out.size() != n * width) {
-    throw framing_error("decoded payload length " + std::to_string(out.size()) + " does not match " +
-                        std::to_string(n) + " element(s) × " + std::to_string(width));
-  }
-  const bool complex = d.dtype == dtype::complex64 || d.dtype == dtype::complex128;
-  const std::size_t part = complex ? width / 2 : width;
-  const auto masks = decode_masks(s);
-  for (std::size_t k = 0; k < 3; ++k) {
-    if (!masks[k]) continue;
-    const std::vector<std::byte>& bits = *masks[k];
-    const std::uint64_t pattern = canonical_pattern(d.dtype, k);
-    for (std::uint64_t i = 0; i < n; ++i) {
-      const std::uint64_t b = first + i;
-      if (((static_cast<unsigned>(bits[static_cast<std::size_t>(b / 8)]) >> (7 - b % 8)) & 1U) == 0) continue;
-      std::byte* e = out.data() + i * width;
-      store_component(e, part, pattern, out_order == byte_order::big);
-      if (complex) store_component(e + part, part, pattern, out_order == byte_order::big);
-    }
-  }
+  detail::restore_non_finite(s.descriptor, s.region, out, out_order, first, count);
 }
 
 decoded_object decode_sliced_impl(const buffer& msg, sliced_object s, const decode_options& options);
@@ -368,86 +244,70 @@ decoded_object decode_sliced(const buffer& msg, sliced_object s, const decode_op
 }
 
 decoded_object decode_sliced_impl(const buffer& msg, sliced_object s, const decode_options& options) {
-  const codecs::pipeline pl = codecs::pipeline::build(s.descriptor);
+  const codecs::pipeline pl = build_pipeline(s.descriptor);
   const data_object_descriptor& d = s.descriptor;
-  const std::uint64_t n = d.element_count();
   const byte_order stored = d.effective_byte_order();
   const byte_order wanted = options.native_byte_order ? native_byte_order() : stored;
   const bool restore = options.restore_non_finite && has_masks(d);
-  if (!pl.is_identity()) {
-    // The threads budget splits simple_packing and shuffle; results never
-    // depend on it (spec 02 §14).
-    const std::uint32_t threads = s.payload.size() >= 65536 ? options.threads : 0;
-    buffer decoded = pl.decode(s.payload, n, stored, wanted, threads);
-    if (restore) restore_non_finite(s, std::span<std::byte>(decoded.mutable_data(), decoded.size()), wanted);
-    return decoded_object(std::move(s.descriptor), std::move(decoded), wanted, s.hash, false);
-  }
-  const auto expected = raw_byte_size(d.dtype, n);
-  if (!expected) throw metadata_error("element count overflows usize");
-  if (*expected != s.payload.size()) {
-    throw encoding_error("descriptor claims " + std::to_string(*expected) +
-                         " decoded byte(s) but frame payload is " + std::to_string(s.payload.size()) +
-                         " byte(s) (payload at offset " + std::to_string(s.payload_offset) + ")");
-  }
-  const std::size_t unit = dtype_swap_unit(d.dtype);
-  const bool swap = stored != wanted && unit > 1;
-  if (!swap && !restore) {
-    // Zero-copy: the stored bytes are already the answer.
-    return decoded_object(std::move(s.descriptor), msg.slice(s.payload_offset, s.payload.size()), wanted,
-                          s.hash, true);
-  }
-  buffer out = buffer::allocate(s.payload.size());
-  std::span<std::byte> dst(out.mutable_data(), out.size());
-  if (swap) {
-    copy_swapped(s.payload, dst, unit);
-  } else if (!dst.empty()) {
-    std::memcpy(dst.data(), s.payload.data(), dst.size());
-  }
-  if (restore) restore_non_finite(s, dst, wanted);
-  return decoded_object(std::move(s.descriptor), std::move(out), wanted, s.hash, false);
+  // The threads budget splits simple_packing and shuffle; results never
+  // depend on it (spec 02 §14).
+  const codecs::decode_settings settings{.threads = s.payload.size() >= 65536 ? options.threads : 0,
+                                         .writable = restore,
+                                         .payload_offset = s.payload_offset};
+  buffer decoded =
+      pl.decode(msg.slice(s.payload_offset, s.payload.size()), d.element_count(), stored, wanted, settings);
+  // Zero-copy: an object that needs no decoding comes back as its payload.
+  const bool is_view = decoded.data() == s.payload.data();
+  if (restore) restore_non_finite(s, std::span<std::byte>(decoded.mutable_data(), decoded.size()), wanted);
+  return decoded_object(std::move(s.descriptor), std::move(decoded), wanted, s.hash, is_view);
 }
 
 // ---------------------------------------------------------------------------
 // Hash verification pre-pass (spec 01 §14.3)
 
-void verify_pass(std::span<const std::byte> msg, std::optional<std::size_t> target) {
+// Where the frames of the first message of `msg` end for the metadata-only
+// decode and the hash pre-pass, which do not inspect the postamble
+// (§14.2, §14.3).
+std::size_t unchecked_frames_end(std::span<const std::byte> msg) {
   const format::preamble pre = format::read_preamble(msg);
   if (pre.total_length > msg.size()) {
     throw framing_error("total_length " + std::to_string(pre.total_length) + " exceeds buffer size " +
                         std::to_string(msg.size()));
   }
   const std::size_t msg_len = pre.total_length > 0 ? static_cast<std::size_t>(pre.total_length) : msg.size();
-  const std::size_t msg_end = msg_len >= format::postamble_size ? msg_len - format::postamble_size : 0;
-  std::size_t pos = format::preamble_size;
-  std::size_t k = 0;
-  while (pos + format::frame_header_size <= msg_end) {
-    if (!format::has_frame_marker(msg.subspan(pos))) {
-      ++pos;
-      continue;
-    }
-    const format::frame_header h = format::read_frame_header(msg.subspan(pos), pos);
-    if (h.total_length > msg_end - pos) {
-      throw framing_error("frame at offset " + std::to_string(pos) + " (total_length " +
-                          std::to_string(h.total_length) + ") runs past first-message end " +
-                          std::to_string(msg_end));
-    }
-    const auto frame_end = pos + static_cast<std::size_t>(h.total_length);
-    if (h.type == frame_type::ntensor) {
-      if (!target || *target == k) {
-        const frame_view f = format::locate_frame(msg, pos, h, msg_end);
-        if (!f.hash_present()) throw missing_hash_error(k);
-        const std::uint64_t actual = format::xxh3_64(f.body());
-        const std::uint64_t expected = f.hash_slot();
-        if (actual != expected) throw hash_mismatch_error(k, expected, actual);
-        if (target) return;
-      }
-      ++k;
-    }
-    // A frame shorter than its own header would not move `pos` (length 0 at
-    // an aligned offset loops forever): step over the header at least and
-    // leave the error to the frame walk, as without verification.
-    pos = static_cast<std::size_t>(align8(std::max(frame_end, pos + format::frame_header_size)));
+  return msg_len >= format::min_message_size ? msg_len - format::postamble_size : format::preamble_size;
+}
+
+// Verifies the digests of the data-object frames the pre-pass passes on:
+// all of them, or only the target.
+class hash_verifier final : public format::walk_sink {
+ public:
+  hash_verifier(std::span<const std::byte> msg, std::size_t frames_end, std::optional<std::size_t> target)
+      : msg_(msg), frames_end_(frames_end), target_(target) {}
+
+  bool frame(const frame_view& f) override {
+    const std::size_t k = next_object_++;
+    if (target_ && *target_ != k) return true;
+    const frame_view located = format::locate_frame(msg_, f.offset, f.header, frames_end_);
+    if (!located.hash_present()) throw missing_hash_error(k);
+    const std::uint64_t actual = format::xxh3_64(located.body());
+    const std::uint64_t expected = located.hash_slot();
+    if (actual != expected) throw hash_mismatch_error(k, expected, actual);
+    return !target_;
   }
+
+ private:
+  std::span<const std::byte> msg_;
+  std::size_t frames_end_;
+  std::optional<std::size_t> target_;
+  std::size_t next_object_ = 0;
+};
+
+void verify_pass(std::span<const std::byte> msg, std::optional<std::size_t> target) {
+  const std::size_t end = unchecked_frames_end(msg);
+  hash_verifier sink(msg, end, target);
+  (void)format::walk({msg, 0, format::preamble_size, end},
+                     format::walk_policy::decoder(format::walk_rules::hash_prepass), sink);
 }
 
 // ---------------------------------------------------------------------------
@@ -461,6 +321,33 @@ struct indexed_message {
   std::size_t body_end = 0;    // first footer frame, else the postamble
 };
 
+// The metadata and index of header or footer frames (the last of each
+// wins); hash frames are parsed so malformed ones fail as in a full decode.
+class index_frames final : public format::walk_sink {
+ public:
+  explicit index_frames(indexed_message& out) : out_(out) {}
+
+  bool frame(const frame_view& f) override {
+    switch (f.header.type) {
+      case frame_type::header_metadata:
+      case frame_type::footer_metadata: out_.meta = parse_metadata_frame(f); break;
+      case frame_type::header_index:
+      case frame_type::footer_index:
+        index = parse_in_frame(f, [](std::span<const std::byte> b) { return format::parse_index_body(b); });
+        break;
+      case frame_type::header_hash:
+      case frame_type::footer_hash: check_aggregate_frame(f); break;
+      default: break;
+    }
+    return true;
+  }
+
+  std::optional<format::index_body> index;
+
+ private:
+  indexed_message& out_;
+};
+
 // Reads the header-phase frames and the footer-phase frames (from the
 // postamble's first_footer_offset) without touching the body. Returns
 // nothing when the message has preceders, lacks an index or metadata frame,
@@ -471,51 +358,24 @@ std::optional<indexed_message> read_index(std::span<const std::byte> msg) {
   if ((r.extent.head.flags & format::message_flags::preceder_metadata) != 0) return std::nullopt;
   const std::span<const std::byte> m = msg.first(r.extent.message_end);
   const std::size_t end = r.extent.frames_end;
-  std::optional<format::index_body> index;
-  auto take = [&](const frame_view& f) {
-    switch (f.header.type) {
-      case frame_type::header_metadata:
-      case frame_type::footer_metadata: r.meta = parse_metadata_frame(f); break;
-      case frame_type::header_index:
-      case frame_type::footer_index:
-        index = parse_in_frame(f, [](std::span<const std::byte> b) { return format::parse_index_body(b); });
-        break;
-      case frame_type::header_hash:
-      case frame_type::footer_hash: check_aggregate_frame(f); break;
-      default: break;
-    }
-  };
-  // Walks frames of one phase from `pos`; returns where the phase ended, or
-  // nothing on anything unexpected.
-  auto walk_phase = [&](std::size_t pos, format::phase want) -> std::optional<std::size_t> {
-    while (pos + format::frame_header_size <= end) {
-      if (!format::has_frame_marker(m.subspan(pos))) {
-        ++pos;
-        continue;
-      }
-      const format::frame_header h = format::read_frame_header(m.subspan(pos), pos);
-      if (format::phase_of(h.type) != want) {
-        if (want != format::phase::header) return std::nullopt;
-        return pos;
-      }
-      take(format::locate_frame(m, pos, h, end));
-      pos = next_frame_pos(pos, h.total_length, end);
-    }
-    return pos;
-  };
-  const std::optional<std::size_t> body = walk_phase(format::preamble_size, format::phase::header);
-  if (!body) return std::nullopt;
-  r.body_start = *body;
+  index_frames sink(r);
+  const format::walk_outcome header = format::walk({m, 0, format::preamble_size, end},
+                                                   format::walk_policy::region(format::phase::header), sink);
+  if (header.end == format::walk_end::finding) return std::nullopt;
+  r.body_start = header.position;
   r.body_end = end;
   if (r.extent.message_end >= format::min_message_size) {
     const std::uint64_t ffo = load_be64(m.data() + end);
     if (ffo >= format::preamble_size && ffo < end) {
-      if (!walk_phase(static_cast<std::size_t>(ffo), format::phase::footer)) return std::nullopt;
-      r.body_end = static_cast<std::size_t>(ffo);
+      const auto footer_start = static_cast<std::size_t>(ffo);
+      const format::walk_outcome footer =
+          format::walk({m, 0, footer_start, end}, format::walk_policy::region(format::phase::footer), sink);
+      if (footer.end != format::walk_end::frames_end) return std::nullopt;
+      r.body_end = footer_start;
     }
   }
-  if (!index || !r.meta) return std::nullopt;
-  r.index = std::move(*index);
+  if (!sink.index || !r.meta) return std::nullopt;
+  r.index = std::move(*sink.index);
   return r;
 }
 
@@ -579,39 +439,32 @@ std::vector<object_masks> decode_object_masks(std::span<const std::byte> msg) {
   out.reserve(w.objects.size());
   for (const data_frame_entry& e : w.objects) {
     const sliced_object s = slice_object(e.frame, e.frame.offset);
-    out.push_back(has_masks(s.descriptor) ? decode_masks(s) : object_masks{});
+    out.push_back(has_masks(s.descriptor) ? detail::decode_masks(s.descriptor, s.region) : object_masks{});
   }
   return out;
 }
 
+namespace {
+
+// The first metadata frame (§14.2).
+class first_metadata final : public format::walk_sink {
+ public:
+  bool frame(const frame_view& f) override {
+    found = f;
+    return false;
+  }
+  std::optional<frame_view> found;
+};
+
+}  // namespace
+
 metadata decode_metadata(std::span<const std::byte> msg) {
-  const format::preamble pre = format::read_preamble(msg);
-  if (pre.total_length > msg.size()) {
-    throw framing_error("total_length " + std::to_string(pre.total_length) + " exceeds buffer size " +
-                        std::to_string(msg.size()));
-  }
-  const std::size_t msg_len = pre.total_length > 0 ? static_cast<std::size_t>(pre.total_length) : msg.size();
-  const std::size_t end =
-      msg_len >= format::min_message_size ? msg_len - format::postamble_size : format::preamble_size;
-  std::size_t pos = format::preamble_size;
-  while (pos + format::frame_header_size <= end) {
-    if (!format::has_frame_marker(msg.subspan(pos))) {
-      ++pos;
-      continue;
-    }
-    const format::frame_header h = format::read_frame_header(msg.subspan(pos), pos);
-    if (h.type == frame_type::header_metadata || h.type == frame_type::footer_metadata) {
-      const frame_view f = format::locate_frame(msg, pos, h, end);
-      return metadata(parse_metadata_frame(f));
-    }
-    if (h.total_length < format::frame_header_size) {
-      throw framing_error("frame at offset " + std::to_string(pos) + " has total_length " +
-                          std::to_string(h.total_length) + " < 16");
-    }
-    if (h.total_length > end - pos) break;
-    pos = static_cast<std::size_t>(align8(pos + h.total_length));
-  }
-  throw metadata_error("no metadata frame found in message");
+  const std::size_t end = unchecked_frames_end(msg);
+  first_metadata sink;
+  (void)format::walk({msg, 0, format::preamble_size, end},
+                     format::walk_policy::decoder(format::walk_rules::decode_metadata), sink);
+  if (!sink.found) throw metadata_error("no metadata frame found in message");
+  return metadata(parse_metadata_frame(*sink.found));
 }
 
 std::pair<metadata, std::vector<data_object_descriptor>> decode_descriptors(std::span<const std::byte> msg) {
@@ -702,7 +555,7 @@ std::vector<buffer> decode_sliced_range_impl(const sliced_object& s,
                                              std::span<const std::pair<std::uint64_t, std::uint64_t>> ranges,
                                              const decode_options& options) {
   const data_object_descriptor& d = s.descriptor;
-  const codecs::pipeline pl = codecs::pipeline::build(d);
+  const codecs::pipeline pl = build_pipeline(d);
   pl.check_range_decode();
   std::vector<buffer> out;
   if (ranges.empty()) return out;

@@ -9,7 +9,6 @@
 #include <string>
 
 #include "tensogram/cbor/codec.hpp"
-#include "tensogram/codecs/pipeline.hpp"
 #include "tensogram/core/byte_order.hpp"
 #include "tensogram/core/error.hpp"
 #include "tensogram/core/hex.hpp"
@@ -22,6 +21,7 @@
 #include "tensogram/format/wire.hpp"
 #include "tensogram/message/masks.hpp"
 #include "tensogram/message/non_finite.hpp"
+#include "tensogram/message/pipeline_params.hpp"
 
 #include "encode_internal.hpp"
 
@@ -152,40 +152,14 @@ void validate_caller_masks(const data_object_descriptor& d) {
   }
 }
 
-// szip_block_offsets supplied with a pre-encoded payload (spec 03 §12 item 4).
-void validate_pre_encoded_offsets(const data_object_descriptor& d, std::size_t payload_len) {
-  const cbor::value* offs = d.params.find("szip_block_offsets");
-  if (offs == nullptr) return;
-  if (d.compression != "szip") {
-    throw metadata_error("szip_block_offsets provided but compression is '" + d.compression +
-                         "', not 'szip'");
-  }
-  const cbor::array* a = offs->as_array();
-  if (a == nullptr) throw metadata_error("szip_block_offsets must be an array");
-  if (a->empty()) throw metadata_error("szip_block_offsets must not be empty; first offset must be 0");
-  std::uint64_t prev = 0;
-  for (std::size_t i = 0; i < a->size(); ++i) {
-    const auto v = (*a)[i].as_uint64();
-    if (!v) throw metadata_error("szip_block_offsets entries must be integers in u64");
-    if (*v > 8 * static_cast<std::uint64_t>(payload_len)) {
-      throw metadata_error("szip_block_offsets[" + std::to_string(i) + "] = " + std::to_string(*v) +
-                           " exceeds bit bound " +
-                           std::to_string(8 * static_cast<std::uint64_t>(payload_len)));
-    }
-    if (i == 0 && *v != 0) throw metadata_error("szip_block_offsets[0] must be 0");
-    if (i > 0 && *v <= prev) throw metadata_error("szip_block_offsets must be strictly increasing");
-    prev = *v;
-  }
-}
-
 prepared_object prepare_pre_encoded(const object_input& in) {
   prepared_object obj;
   obj.descriptor = in.descriptor;
   if (!obj.descriptor.byte_order) obj.descriptor.byte_order = native_byte_order();
   // Resolved exactly as for decoding: every parameter must be present.
-  (void)codecs::pipeline::build(obj.descriptor);
+  (void)build_pipeline(obj.descriptor);
   validate_caller_masks(obj.descriptor);
-  validate_pre_encoded_offsets(obj.descriptor, in.data.size());
+  check_pre_encoded_szip_offsets(obj.descriptor, in.data.size());
   obj.payload = in.data;
   return obj;
 }
@@ -207,9 +181,9 @@ prepared_object prepare_raw(const object_input& in, const encode_options& option
   }
   // Computing simple_packing parameters scans every value and rejects
   // NaN/Inf (spec 03 §4.4); the strict scan below is then redundant.
-  const bool params_computed = codecs::resolve_simple_packing_params(d, in.data, intra);
+  const bool params_computed = resolve_simple_packing_params(d, in.data, intra);
   const bool proven_finite = params_computed && !sub;
-  const codecs::pipeline pl = codecs::pipeline::build(d);
+  const codecs::pipeline pl = build_pipeline(d);
   pl.check_encodable();
   const std::uint64_t n = d.element_count();
   if (pl.is_identity() && !sub) {
@@ -231,10 +205,7 @@ prepared_object prepare_raw(const object_input& in, const encode_options& option
   } else {
     codecs::pipeline::encoded e = pl.encode(data, n, *d.byte_order, intra);
     obj.owned = std::move(e.payload);
-    if (e.szip_block_offsets) {
-      cbor::array offsets(e.szip_block_offsets->begin(), e.szip_block_offsets->end());
-      d.params.set("szip_block_offsets", cbor::value(std::move(offsets)));
-    }
+    if (e.szip_block_offsets) write_szip_block_offsets(d, *e.szip_block_offsets);
   }
   if (sub) {
     // Blobs follow the stage-3 output in the order nan, inf+, inf-
@@ -445,7 +416,7 @@ void encode_message(const global_metadata& metadata, std::span<const object_inpu
       try {
         data_object_descriptor probe = in.descriptor;
         if (probe.encoding == "simple_packing") any_intra = true;  // params may still be absent
-        any_intra = any_intra || codecs::pipeline::build(probe).uses_intra_threads();
+        any_intra = any_intra || build_pipeline(probe).uses_intra_threads();
       } catch (const error&) {
         any_intra = true;  // the sequential pass reports the error in order
       }

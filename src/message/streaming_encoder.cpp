@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "tensogram/cbor/json.hpp"
+#include "tensogram/core/atomic_file.hpp"
 #include "tensogram/core/byte_order.hpp"
 #include "tensogram/core/error.hpp"
 #include "tensogram/format/aggregate_frames.hpp"
@@ -32,7 +33,6 @@
 #include "tensogram/format/hash.hpp"
 #include "tensogram/format/preamble.hpp"
 #include "tensogram/format/wire.hpp"
-#include "tensogram/io/file.hpp"
 #include "tensogram/message/json_encode.hpp"
 #include "tensogram/message/non_finite.hpp"
 

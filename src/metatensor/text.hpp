@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -35,11 +36,27 @@ inline void append_pointer_token(std::string& path, std::string_view token) {
   }
 }
 
+/// `parent` followed by one more reference token, e.g. child_pointer("/a", "b~") == "/a/b~0".
+[[nodiscard]] inline std::string child_pointer(std::string_view parent, std::string_view token) {
+  std::string out(parent);
+  append_pointer_token(out, token);
+  return out;
+}
+
 /// One reference token, escaped, without the leading '/'.
 [[nodiscard]] inline std::string pointer_token(std::string_view token) {
   std::string out;
   append_pointer_token(out, token);
   return out.substr(1);
+}
+
+/// The number of elements of `dims` (their product); callers pass dims that
+/// are bounded (fixed-array dims of a compiled schema, §8.4, or the dims of
+/// a validated tensor), so the product does not overflow.
+[[nodiscard]] inline std::uint64_t element_count(std::span<const std::uint64_t> dims) noexcept {
+  std::uint64_t n = 1;
+  for (const std::uint64_t d : dims) n *= d;
+  return n;
 }
 
 /// The smallest multiple of `a` (a power of two) that is >= x; callers keep

@@ -914,29 +914,26 @@ TEST(Blosc2Pipeline, SimplePackingTypesizes) {
   tg::data_object_descriptor d = f64_desc(n);
   d.encoding = "simple_packing";
   d.params.set("sp_bits_per_value", cbor::value(24));
-  tg::codecs::resolve_simple_packing_params(d, input);
+  tg::resolve_simple_packing_params(d, input);
   d.compression = "blosc2";
-  const tg::codecs::pipeline pl = tg::codecs::pipeline::build(d);
+  const tg::codecs::pipeline pl = tg::build_pipeline(d);
   EXPECT_EQ(cx::blosc2_inspect(pl.encode(input, n, tg::native_byte_order()).payload).typesize, 3U);
   // simple_packing comes first in the rule: still 3 after a shuffle.
   d.filter = "shuffle";
   d.params.set("shuffle_element_size", cbor::value(3));
   EXPECT_EQ(
-      cx::blosc2_inspect(tg::codecs::pipeline::build(d).encode(input, n, tg::native_byte_order()).payload)
-          .typesize,
+      cx::blosc2_inspect(tg::build_pipeline(d).encode(input, n, tg::native_byte_order()).payload).typesize,
       3U);
   // Without packing, shuffle gives typesize 1, else the dtype width.
   tg::data_object_descriptor raw = f64_desc(n);
   raw.compression = "blosc2";
   EXPECT_EQ(
-      cx::blosc2_inspect(tg::codecs::pipeline::build(raw).encode(input, n, tg::native_byte_order()).payload)
-          .typesize,
+      cx::blosc2_inspect(tg::build_pipeline(raw).encode(input, n, tg::native_byte_order()).payload).typesize,
       8U);
   raw.filter = "shuffle";
   raw.params.set("shuffle_element_size", cbor::value(8));
   EXPECT_EQ(
-      cx::blosc2_inspect(tg::codecs::pipeline::build(raw).encode(input, n, tg::native_byte_order()).payload)
-          .typesize,
+      cx::blosc2_inspect(tg::build_pipeline(raw).encode(input, n, tg::native_byte_order()).payload).typesize,
       1U);
 }
 
@@ -944,29 +941,41 @@ TEST(Blosc2Pipeline, ReferenceFramesDecodeThroughThePipeline) {
   const fixture& f = fixture_named("f64_zstd_multichunk_ts8");
   tg::data_object_descriptor d = f64_desc(40000, tg::byte_order::little);
   d.compression = "blosc2";
-  const tg::codecs::pipeline pl = tg::codecs::pipeline::build(d);
-  EXPECT_EQ(to_bytes(pl.decode(f.frame, 40000, tg::byte_order::little, tg::byte_order::little)), f.raw);
-  EXPECT_EQ(to_bytes(pl.decode(f.frame, 40000, tg::byte_order::little, tg::byte_order::little, 2)), f.raw);
+  const tg::codecs::pipeline pl = tg::build_pipeline(d);
+  EXPECT_EQ(to_bytes(pl.decode(tg::buffer::borrowed(f.frame), 40000, tg::byte_order::little,
+                               tg::byte_order::little)),
+            f.raw);
+  tg::codecs::decode_settings two_threads;
+  two_threads.threads = 2;
+  EXPECT_EQ(to_bytes(pl.decode(tg::buffer::borrowed(f.frame), 40000, tg::byte_order::little,
+                               tg::byte_order::little, two_threads)),
+            f.raw);
   EXPECT_EQ(pl.decode_range(f.frame, 40000, tg::byte_order::little, tg::byte_order::little, 9990, 30),
             tgtest::slice(f.raw, 9990 * 8, 240));
   // big-endian output
   bytes swapped = f.raw;
   tg::swap_bytes_in_place(swapped, 8);
-  EXPECT_EQ(to_bytes(pl.decode(f.frame, 40000, tg::byte_order::little, tg::byte_order::big)), swapped);
+  EXPECT_EQ(
+      to_bytes(pl.decode(tg::buffer::borrowed(f.frame), 40000, tg::byte_order::little, tg::byte_order::big)),
+      swapped);
   // A descriptor claiming fewer or more elements than the frame holds.
   expect_error<tg::encoding_error>(
-      [&] { (void)pl.decode(f.frame, 39999, tg::byte_order::little, tg::byte_order::little); },
+      [&] {
+        (void)pl.decode(tg::buffer::borrowed(f.frame), 39999, tg::byte_order::little, tg::byte_order::little);
+      },
       "more than the");
   expect_error<tg::encoding_error>(
-      [&] { (void)pl.decode(f.frame, 40001, tg::byte_order::little, tg::byte_order::little); },
+      [&] {
+        (void)pl.decode(tg::buffer::borrowed(f.frame), 40001, tg::byte_order::little, tg::byte_order::little);
+      },
       "decompressed 320000 bytes, expected 320008");
   // uint16 bitshuffle frame as a uint16 object.
   const fixture& u = fixture_named("u16_zlib_bitshuffle_ts2");
   tg::data_object_descriptor du =
       tg::data_object_descriptor::contiguous(tg::dtype::uint16, {40000}, tg::byte_order::little);
   du.compression = "blosc2";
-  EXPECT_EQ(to_bytes(tg::codecs::pipeline::build(du).decode(u.frame, 40000, tg::byte_order::little,
-                                                            tg::byte_order::little)),
+  EXPECT_EQ(to_bytes(tg::build_pipeline(du).decode(tg::buffer::borrowed(u.frame), 40000,
+                                                   tg::byte_order::little, tg::byte_order::little)),
             u.raw);
 }
 
@@ -980,8 +989,7 @@ TEST(Blosc2Pipeline, Errors) {
   };
   const auto unknown = with([](auto& d) { d.params.set("blosc2_codec", cbor::value("snappy")); });
   expect_error<tg::encoding_error>([&] { (void)encode_one(unknown, in); }, "unknown blosc2 codec: snappy");
-  expect_error<tg::encoding_error>([&] { (void)tg::codecs::pipeline::build(unknown); },
-                                   "unknown blosc2 codec");
+  expect_error<tg::encoding_error>([&] { (void)tg::build_pipeline(unknown); }, "unknown blosc2 codec");
   expect_error<tg::metadata_error>(
       [&] { (void)encode_one(with([](auto& d) { d.params.set("blosc2_codec", cbor::value(3)); }), in); },
       "expected text for blosc2_codec, got integer");

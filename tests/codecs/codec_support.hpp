@@ -15,13 +15,13 @@
 #include <tensogram.hpp>
 #include "tensogram/codecs/bitmask_codecs.hpp"
 #include "tensogram/codecs/lz4.hpp"
-#include "tensogram/codecs/pipeline.hpp"
 #include "tensogram/codecs/shuffle.hpp"
 #include "tensogram/codecs/simple_packing.hpp"
 #include "tensogram/codecs/szip.hpp"
 #include "tensogram/codecs/zfp.hpp"
 #include "tensogram/codecs/zstd.hpp"
 #include "tensogram/message/masks.hpp"
+#include "tensogram/message/pipeline_params.hpp"
 #include "test_support.hpp"
 
 namespace codectest {
@@ -133,7 +133,7 @@ inline tg::data_object_descriptor sp_szip_desc(std::uint64_t n, std::uint32_t bi
   d.params.set("szip_rsi", cbor::value(rsi));
   d.params.set("szip_block_size", cbor::value(block));
   d.params.set("szip_flags", cbor::value(8));
-  tg::codecs::resolve_simple_packing_params(d, raw);
+  tg::resolve_simple_packing_params(d, raw);
   return d;
 }
 

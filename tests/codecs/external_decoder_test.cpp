@@ -81,7 +81,7 @@ bytes pipeline_payload(const std::string& compression, tg::dtype t, std::uint64_
   tg::data_object_descriptor d = tg::data_object_descriptor::contiguous(t, {n}, tg::byte_order::little);
   d.compression = compression;
   d.params = params;
-  const auto p = tg::codecs::pipeline::build(d);
+  const auto p = tg::build_pipeline(d);
   return p.encode(raw, n, tg::byte_order::little).payload;
 }
 

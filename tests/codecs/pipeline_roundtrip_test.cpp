@@ -325,7 +325,7 @@ TEST(SzipOffsets, DefectiveEarlyOffsetsStillRangeDecode) {
   }
   const bytes raw = f64_bytes(v, tg::byte_order::big);
   const tg::data_object_descriptor d = sp_szip_desc(n, 16, 17, 8, raw, tg::byte_order::big);
-  const auto enc = tg::codecs::pipeline::build(d).encode(raw, n, tg::byte_order::big);
+  const auto enc = tg::build_pipeline(d).encode(raw, n, tg::byte_order::big);
   ASSERT_TRUE(enc.szip_block_offsets.has_value());
   const std::vector<std::uint64_t>& good = *enc.szip_block_offsets;
   ASSERT_EQ(good.size(), (n + 17 * 8 - 1) / (17 * 8));
@@ -385,7 +385,7 @@ TEST(RangeErrors, Categories) {
     // Pre-encoded szip without szip_block_offsets.
     const bytes raw = f64_bytes(smooth_values(n, 8), tg::byte_order::little);
     const tg::data_object_descriptor d = sp_szip_desc(n, 16, 2, 8, raw, tg::byte_order::little);
-    const auto enc = tg::codecs::pipeline::build(d).encode(raw, n, tg::byte_order::little);
+    const auto enc = tg::build_pipeline(d).encode(raw, n, tg::byte_order::little);
     const bytes msg = encode_pre(d, enc.payload);
     expect_error<tg::compression_error>([&] { (void)tg::decode_range(tg::buffer::borrowed(msg), 0, r); },
                                         "missing szip_block_offsets");

@@ -727,6 +727,35 @@ TEST(ErrorCatalogue, E36_ObjectIndexOutOfRange) {
   EXPECT_THROW((void)m.object(1), tg::object_error);
 }
 
+// §14.4: access through the index must give what the full walk gives. An
+// index that no longer matches the frames (here a copy of a data-object
+// frame slipped in before it, the postamble's first_footer_offset left
+// pointing into the last frame) is not used.
+TEST(ErrorCatalogue, IndexThatDisagreesWithTheFramesIsNotUsed) {
+  const std::vector<float> a = {1.5f, -2.0f};
+  const std::vector<float> c = {3.0f, 4.0f};
+  const std::vector<tg::object_input> objects = {
+      {tg::data_object_descriptor::contiguous(tg::dtype::float32, {2}), std::as_bytes(std::span(a))},
+      {tg::data_object_descriptor::contiguous(tg::dtype::float32, {2}), std::as_bytes(std::span(c))}};
+  bytes msg = tg::encode(tg::global_metadata{}, objects);
+  std::vector<tgtest::wire_frame> data;
+  for (const tgtest::wire_frame& f : tgtest::wire_frames(msg)) {
+    if (f.type == 9) data.push_back(f);
+  }
+  ASSERT_EQ(data.size(), 2u);
+  const std::size_t at = data[1].offset;
+  const bytes copy = tgtest::slice(msg, at, tg::format::align8(data[1].total_length));
+  msg.insert(msg.begin() + static_cast<std::ptrdiff_t>(at), copy.begin(), copy.end());
+  tgtest::put_be64(msg, 16, msg.size());
+  tgtest::put_be64(msg, msg.size() - 16, msg.size());
+  const tg::buffer buf = tg::buffer::borrowed(msg);
+  ASSERT_EQ(tg::decode(buf).num_objects(), 3u);
+  const tg::message_layout layout = tg::read_message_layout(msg);
+  ASSERT_EQ(layout.objects.size(), 3u);
+  EXPECT_EQ(layout.objects[2].offset, at + copy.size());
+  EXPECT_EQ(tg::decode_object(buf, 2).object(0).data_as<float>()[1], 4.0f);
+}
+
 // #39
 TEST(ErrorCatalogue, E39_PayloadSizeMismatch) {
   for (std::size_t n : {0u, 6u, 9u, 16u}) {

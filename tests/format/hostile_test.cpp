@@ -19,6 +19,7 @@
 
 #include <tensogram.hpp>
 #include "tensogram/format/aggregate_frames.hpp"
+#include "tensogram/format/walk.hpp"
 #include "test_support.hpp"
 
 // --- counting allocator --------------------------------------------------------
@@ -26,12 +27,14 @@
 namespace {
 std::atomic<bool> g_tracking{false};
 std::atomic<std::size_t> g_largest{0};
+std::atomic<std::size_t> g_count{0};
 // Requests above this are refused outright (recorded, then std::bad_alloc),
 // so that a runaway reservation fails the test instead of the process.
 constexpr std::size_t k_refuse_above = std::size_t{1} << 30;
 
 void note(std::size_t n) noexcept {
   if (!g_tracking.load(std::memory_order_relaxed)) return;
+  g_count.fetch_add(1, std::memory_order_relaxed);
   std::size_t cur = g_largest.load(std::memory_order_relaxed);
   while (n > cur && !g_largest.compare_exchange_weak(cur, n, std::memory_order_relaxed)) {
   }
@@ -609,6 +612,34 @@ TEST(HostileLengths, AllocatorIsActive) {
 
 namespace {
 
+// The frame walker sits on the hot path of every decode: walking a message
+// allocates nothing, however many frames it has.
+TEST(Hostile, FrameWalkAllocatesNothing) {
+  tgtest::message_builder b;
+  b.frame(1, tgtest::metadata_with_base(0));
+  const tgtest::bytes payload(8, std::byte{1});
+  for (int i = 0; i < 200; ++i) {
+    b.frame(8, tgtest::metadata_with_base(1));
+    b.data_frame(payload, tgtest::descriptor_value("float32", {2}));
+  }
+  const tgtest::bytes msg = b.finish();
+  struct counter final : tensogram::format::walk_sink {
+    bool frame(const tensogram::format::frame_view&) override {
+      ++frames;
+      return true;
+    }
+    std::size_t frames = 0;
+  } sink;
+  g_count.store(0);
+  g_tracking.store(true);
+  const tensogram::format::walk_outcome o =
+      tensogram::format::walk({msg, 0, 24, msg.size() - 24}, tensogram::format::walk_policy::decoder(), sink);
+  g_tracking.store(false);
+  EXPECT_EQ(o.end, tensogram::format::walk_end::frames_end);
+  EXPECT_EQ(sink.frames, 401u);
+  EXPECT_EQ(g_count.load(), 0u);
+}
+
 // A descriptor claiming a huge shape over a tiny compressed payload: decode
 // fails with a typed error after producing only what the payload holds,
 // never allocating (and zeroing) the claimed size (spec 01 §19.1).
@@ -625,7 +656,7 @@ TEST(Hostile, HugeShapeOverTinyCompressedPayload) {
     d.params.set("sp_bits_per_value", 16);
     d.compression = "zstd";
     const std::vector<std::byte> z =
-        tensogram::codecs::pipeline::build(d)
+        tensogram::build_pipeline(d)
             .encode(std::as_bytes(std::span<const double>(values)), 4000, tensogram::native_byte_order(), 0)
             .payload;
     d.shape = {elements};

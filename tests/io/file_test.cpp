@@ -234,6 +234,45 @@ TEST(File, LargeMessageObjectAccessReadsOnlyWhatItNeeds) {
   EXPECT_EQ(f.decode_metadata(0).get_int("step"), 5);
 }
 
+// Header frames beyond the layout region are read on their own; a damaged
+// one is reported as the in-memory decoder reports it (message offsets).
+TEST(File, LargeMessageHeaderFramesBeyondTheLayoutRegion) {
+  tgtest::temp_dir dir;
+  const auto p = dir / "big_meta.tgm";
+  tensogram::global_metadata meta;
+  meta.extra.set("note", tensogram::cbor::value(std::string(300 * 1024, 'n')));
+  const std::vector<float> values(1000, 2.5f);
+  const tensogram::object_input in{
+      tensogram::data_object_descriptor::contiguous(tensogram::dtype::float32, {1000}),
+      std::as_bytes(std::span<const float>(values))};
+  bytes msg = tensogram::encode(meta, std::span(&in, 1));
+  tgtest::write_bytes(p, msg);
+  {
+    tensogram::file f = tensogram::file::open(p);
+    EXPECT_EQ(f.decode_object(0, 0).object(0).data_as<float>()[999], 2.5f);
+    EXPECT_EQ(f.decode_metadata(0).global(), tensogram::decode_metadata(msg).global());
+  }
+  // No ENDF at the end of the metadata frame (the first frame, at 24).
+  const std::uint64_t len = tgtest::be64(msg, 24 + 8);
+  msg[24 + len - 1] = std::byte{'X'};
+  tgtest::write_bytes(p, msg);
+  std::string expected;
+  try {
+    (void)tensogram::decode_object(tensogram::buffer::borrowed(msg), 0);
+  } catch (const tensogram::framing_error& e) {
+    expected = e.what();
+  }
+  ASSERT_NE(expected.find("missing ENDF marker at offset " + std::to_string(24 + len - 4)),
+            std::string::npos);
+  tensogram::file f = tensogram::file::open(p);
+  try {
+    (void)f.decode_object(0, 0);
+    ADD_FAILURE() << "no error";
+  } catch (const tensogram::framing_error& e) {
+    EXPECT_EQ(e.what(), expected);
+  }
+}
+
 TEST(File, HashVerificationThroughTheFile) {
   tgtest::temp_dir dir;
   const auto p = dir / "big.tgm";

@@ -21,7 +21,6 @@
 #include <map>
 #include <memory>
 #include <metatensor/safetensors.hpp>
-#include <metatensor/stream_protocol.hpp>
 #include <metatensor/writer.hpp>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -33,6 +32,7 @@
 #include <vector>
 
 #include "../io/nginx_server.hpp"
+#include "src/metatensor/streaming/protocol/stream_protocol.hpp"
 #include "src/metatensor/streaming/transport.hpp"
 
 namespace ms = metatensor::streaming;

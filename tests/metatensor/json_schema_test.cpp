@@ -14,6 +14,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -551,6 +552,36 @@ TEST(JsonSchemaEvaluator, MovesKeepTheDocument) {
   json_schema_evaluator b(std::move(a));
   EXPECT_EQ(&b.document(), &schema);
   EXPECT_EQ(b.validate(json(1))->keyword, "type");
+}
+
+// An evaluator made from a compiled schema uses the compiler's reading of the
+// document (one schema document for both) and keeps it alive.
+TEST(JsonSchemaEvaluator, FromACompiledSchema) {
+  auto schema = std::make_unique<metatensor::compiled_schema>(metatensor::compile_schema_text(R"({
+    "type": "object",
+    "$defs": {"mass": {"type": "number", "TypeDef:Float64": true, "minimum": 0}},
+    "properties": {"m": {"type": "array", "items": {"$ref": "#/$defs/mass"}}}
+  })"));
+  const json_schema_evaluator from_schema(*schema);
+  const json_schema_evaluator from_json(schema->document());
+  EXPECT_EQ(&from_schema.document(), &schema->document());
+  const json values[] = {json({{"m", {1.0, 2.0}}}), json({{"m", {1.0, -2.0}}}), json({{"m", "x"}})};
+  for (const auto& v : values) {
+    const auto a = from_schema.validate(v);
+    const auto b = from_json.validate(v);
+    ASSERT_EQ(a.has_value(), b.has_value()) << v.dump();
+    if (a) {
+      EXPECT_EQ(a->pointer, b->pointer);
+      EXPECT_EQ(a->keyword, b->keyword);
+      EXPECT_EQ(a->message, b->message);
+    }
+  }
+  const json& items = schema->document()["properties"]["m"]["items"];
+  schema.reset();  // the evaluator shares the document
+  const auto v = from_schema.validate_node(items, json(-1), "/m/0");
+  ASSERT_TRUE(v.has_value());
+  EXPECT_EQ(v->pointer, "/m/0");
+  EXPECT_EQ(v->keyword, "minimum");
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // The QUIC engine on loopback (spec 06 §10.2, §10.8): handshakes, stream
 // transfers, STOP_SENDING / RESET_STREAM, application close, certificate
 // verification, timeouts and hostile datagrams.
-#include "src/metatensor/streaming/quic_engine.hpp"
+#include "src/metatensor/streaming/quic/quic_engine.hpp"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>

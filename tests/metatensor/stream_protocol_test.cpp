@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "metatensor/stream_protocol.hpp"
+#include "src/metatensor/streaming/protocol/stream_protocol.hpp"
 
 namespace {
 

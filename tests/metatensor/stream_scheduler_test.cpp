@@ -2,11 +2,12 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <metatensor/stream_scheduler.hpp>
 #include <optional>
 #include <stdexcept>
 #include <utility>
 #include <vector>
+
+#include "src/metatensor/streaming/protocol/stream_scheduler.hpp"
 
 namespace {
 

@@ -35,6 +35,87 @@ bool progress_wanted(bool quiet) {
   return isatty(2) != 0;
 }
 
+// `serve`: a directory over QUIC (spec 06 §10).
+CLI::App* add_serve(CLI::App& app, metatensor::cli::serve_args& serve) {
+  CLI::App* serve_cmd = app.add_subcommand(
+      "serve",
+      "Serve the metatensor/safetensors files of a directory over QUIC (spec 06 §10) until SIGINT/SIGTERM");
+  serve_cmd
+      ->add_option("dir", serve.dir, "Directory whose files are served (resource = path relative to DIR)")
+      ->required()
+      ->type_name("DIR");
+  serve_cmd
+      ->add_option("--host", serve.host, "Address to bind: 127.0.0.1 (default), ::1, 0.0.0.0 or :: for all")
+      ->type_name("H");
+  serve_cmd->add_option("--port", serve.port, "UDP port (default 4433; 0 picks a free one, shown on stdout)")
+      ->type_name("P");
+  CLI::Option* cert_opt =
+      serve_cmd->add_option("--cert", serve.cert, "TLS certificate (PEM); needs --key")->type_name("FILE");
+  CLI::Option* key_opt =
+      serve_cmd->add_option("--key", serve.key, "TLS private key (PEM); needs --cert")->type_name("FILE");
+  cert_opt->needs(key_opt);
+  key_opt->needs(cert_opt);
+  serve_cmd
+      ->add_option("--tls-dir", serve.tls_dir,
+                   "Without --cert/--key: where a self-signed certificate is made on first run and reused "
+                   "(default $XDG_CONFIG_HOME/metatensor/tls or ~/.config/metatensor/tls)")
+      ->type_name("DIR")
+      ->excludes(cert_opt)
+      ->excludes(key_opt);
+  serve_cmd->add_flag("--log", serve.log,
+                      "One line per connection event (open, file served, errors) on stderr");
+  serve_cmd->footer(
+      "The first line on stdout is 'serving DIR at metatensor://HOST:PORT/ (certificate: PATH)'. Clients "
+      "fetch metatensor://HOST:PORT/NAME for DIR/NAME and verify the server's certificate: pass PATH to "
+      "`metatensor fetch --ca-file` when it is self-signed.\nExample: metatensor serve ./models --port 4433");
+  return serve_cmd;
+}
+
+// `fetch`: a remote file or some of its tensors (spec 06 §10).
+CLI::App* add_fetch(CLI::App& app, metatensor::cli::fetch_args& fetch) {
+  CLI::App* fetch_cmd = app.add_subcommand(
+      "fetch",
+      "Fetch a remote file, or some of its tensors, into a local file of the same size (spec 06 §10)");
+  fetch_cmd
+      ->add_option("url", fetch.url,
+                   "metatensor://HOST[:PORT]/NAME (QUIC, port 4433 by default, as served by `metatensor "
+                   "serve`) or http(s)://HOST/PATH (HTTP range requests against any web server)")
+      ->required()
+      ->type_name("URL");
+  fetch_cmd
+      ->add_option("tensors", fetch.tensors,
+                   "Physical tensors to fetch (default: all); a logical tensor brings its heap too. The "
+                   "others are left zero in the output")
+      ->type_name("TENSOR");
+  fetch_cmd->add_option("-o,--output", fetch.output, "Output file (replaced atomically, only if all succeed)")
+      ->required()
+      ->type_name("FILE");
+  fetch_cmd->add_flag("--insecure", fetch.insecure,
+                      "Do not verify the server's certificate (tests against self-signed servers only; "
+                      "prefer --ca-file)");
+  fetch_cmd
+      ->add_option("--ca-file", fetch.ca_file,
+                   "Also trust this certificate or CA bundle (PEM), e.g. the one `metatensor serve` prints")
+      ->type_name("PEM");
+  fetch_cmd
+      ->add_option("--urgency", fetch.urgency,
+                   "Priority of the requests, 0 (highest) to 7 (lowest), default 3 (QUIC only; §10.5)")
+      ->check(CLI::Range(0u, 7u))
+      ->type_name("U");
+  fetch_cmd
+      ->add_option("--parallel", fetch.parallel,
+                   "Requests in flight at once: QUIC streams or HTTP connections (default 16)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1024}))
+      ->type_name("N");
+  fetch_cmd->footer(
+      "Certificates are verified by default, against the system's CAs plus --ca-file, and must match the "
+      "URL's host. --insecure turns verification off and is meant for tests. Prints a summary (tensors, "
+      "bytes, seconds, MB/s); progress bars on stderr when it is a terminal, unless -q.\n"
+      "Example: metatensor fetch --ca-file cert.pem metatensor://127.0.0.1:4433/model.safetensors "
+      "layer0.weight -o model.safetensors");
+  return fetch_cmd;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -126,79 +207,10 @@ int main(int argc, char** argv) {
       ->type_name("A");
 
   metatensor::cli::serve_args serve;
-  CLI::App* serve_cmd = app.add_subcommand(
-      "serve",
-      "Serve the metatensor/safetensors files of a directory over QUIC (spec 06 §10) until SIGINT/SIGTERM");
-  serve_cmd
-      ->add_option("dir", serve.dir, "Directory whose files are served (resource = path relative to DIR)")
-      ->required()
-      ->type_name("DIR");
-  serve_cmd
-      ->add_option("--host", serve.host, "Address to bind: 127.0.0.1 (default), ::1, 0.0.0.0 or :: for all")
-      ->type_name("H");
-  serve_cmd->add_option("--port", serve.port, "UDP port (default 4433; 0 picks a free one, shown on stdout)")
-      ->type_name("P");
-  CLI::Option* cert_opt =
-      serve_cmd->add_option("--cert", serve.cert, "TLS certificate (PEM); needs --key")->type_name("FILE");
-  CLI::Option* key_opt =
-      serve_cmd->add_option("--key", serve.key, "TLS private key (PEM); needs --cert")->type_name("FILE");
-  cert_opt->needs(key_opt);
-  key_opt->needs(cert_opt);
-  serve_cmd
-      ->add_option("--tls-dir", serve.tls_dir,
-                   "Without --cert/--key: where a self-signed certificate is made on first run and reused "
-                   "(default $XDG_CONFIG_HOME/metatensor/tls or ~/.config/metatensor/tls)")
-      ->type_name("DIR")
-      ->excludes(cert_opt)
-      ->excludes(key_opt);
-  serve_cmd->add_flag("--log", serve.log,
-                      "One line per connection event (open, file served, errors) on stderr");
-  serve_cmd->footer(
-      "The first line on stdout is 'serving DIR at metatensor://HOST:PORT/ (certificate: PATH)'. Clients "
-      "fetch metatensor://HOST:PORT/NAME for DIR/NAME and verify the server's certificate: pass PATH to "
-      "`metatensor fetch --ca-file` when it is self-signed.\nExample: metatensor serve ./models --port 4433");
+  CLI::App* serve_cmd = add_serve(app, serve);
 
   metatensor::cli::fetch_args fetch;
-  CLI::App* fetch_cmd = app.add_subcommand(
-      "fetch",
-      "Fetch a remote file, or some of its tensors, into a local file of the same size (spec 06 §10)");
-  fetch_cmd
-      ->add_option("url", fetch.url,
-                   "metatensor://HOST[:PORT]/NAME (QUIC, port 4433 by default, as served by `metatensor "
-                   "serve`) or http(s)://HOST/PATH (HTTP range requests against any web server)")
-      ->required()
-      ->type_name("URL");
-  fetch_cmd
-      ->add_option("tensors", fetch.tensors,
-                   "Physical tensors to fetch (default: all); a logical tensor brings its heap too. The "
-                   "others are left zero in the output")
-      ->type_name("TENSOR");
-  fetch_cmd->add_option("-o,--output", fetch.output, "Output file (replaced atomically, only if all succeed)")
-      ->required()
-      ->type_name("FILE");
-  fetch_cmd->add_flag("--insecure", fetch.insecure,
-                      "Do not verify the server's certificate (tests against self-signed servers only; "
-                      "prefer --ca-file)");
-  fetch_cmd
-      ->add_option("--ca-file", fetch.ca_file,
-                   "Also trust this certificate or CA bundle (PEM), e.g. the one `metatensor serve` prints")
-      ->type_name("PEM");
-  fetch_cmd
-      ->add_option("--urgency", fetch.urgency,
-                   "Priority of the requests, 0 (highest) to 7 (lowest), default 3 (QUIC only; §10.5)")
-      ->check(CLI::Range(0u, 7u))
-      ->type_name("U");
-  fetch_cmd
-      ->add_option("--parallel", fetch.parallel,
-                   "Requests in flight at once: QUIC streams or HTTP connections (default 16)")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{1024}))
-      ->type_name("N");
-  fetch_cmd->footer(
-      "Certificates are verified by default, against the system's CAs plus --ca-file, and must match the "
-      "URL's host. --insecure turns verification off and is meant for tests. Prints a summary (tensors, "
-      "bytes, seconds, MB/s); progress bars on stderr when it is a terminal, unless -q.\n"
-      "Example: metatensor fetch --ca-file cert.pem metatensor://127.0.0.1:4433/model.safetensors "
-      "layer0.weight -o model.safetensors");
+  CLI::App* fetch_cmd = add_fetch(app, fetch);
 
   try {
     app.parse(argc, argv);

@@ -1,66 +1,70 @@
-// The stage registry: resolves an object's pipeline (encoding → filter →
-// compression) from its descriptor, validates the combination in the
-// reference's check order (spec 03 §3) and runs it in both directions.
+// An object's pipeline (encoding → filter → compression, spec 03 §1) built
+// from a typed `pipeline_spec`, run in both directions.
 //
-// Stages this build provides: encoding none/simple_packing; filter
-// none/shuffle; compression none/szip/zstd/lz4/blosc2/zfp/sz3/rle/roaring
-// (all nine names of spec 02 §17).
+// Each stage is an object behind a small interface, made by the stage
+// tables from its typed parameters (src/codecs/compressor.hpp,
+// src/codecs/transform_stage.hpp); the pipeline only strings them together:
+// no stage names, no parameter keys, no per-codec branches. Descriptors are
+// turned into pipelines by the message layer (`tensogram::build_pipeline`,
+// tensogram/message/pipeline_params.hpp).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
 
-#include "tensogram/codecs/blosc2.hpp"
-#include "tensogram/codecs/simple_packing.hpp"
-#include "tensogram/codecs/sz3.hpp"
-#include "tensogram/codecs/szip.hpp"
-#include "tensogram/codecs/zfp.hpp"
+#include "tensogram/codecs/pipeline_spec.hpp"
 #include "tensogram/core/buffer.hpp"
-#include "tensogram/message/descriptor.hpp"
+#include "tensogram/core/byte_order.hpp"
+#include "tensogram/core/dtype.hpp"
 
 namespace tensogram::codecs {
 
-/// Stage names the wire format defines (spec 02 §17).
-[[nodiscard]] bool is_known_encoding(std::string_view name) noexcept;
-[[nodiscard]] bool is_known_filter(std::string_view name) noexcept;
-[[nodiscard]] bool is_known_compression(std::string_view name) noexcept;
+class encoding_stage;
+class filter_stage;
+class compressor;
+struct compressor_entry;
 
-/// Encode-time simple_packing parameter resolution (spec 03 §4.3): with
-/// neither `sp_reference_value` nor `sp_binary_scale_factor`, computes all
-/// four keys from `raw` (float64 in the declared order) and writes them into
-/// `d.params`; with both, inserts `sp_decimal_scale_factor = 0` if absent;
-/// with only one, throws `metadata_error`. No-op for other encodings.
-/// Returns true when it computed the parameters, which also proves every
-/// value finite (the computation rejects NaN/±Inf), so callers can skip a
-/// separate non-finite scan. `threads` ≥ 2 splits the scan (same result).
-bool resolve_simple_packing_params(data_object_descriptor& d, std::span<const std::byte> raw,
-                                   std::uint32_t threads = 0);
+/// How `pipeline::decode` runs and what it may return.
+struct decode_settings {
+  /// Splits simple_packing, shuffle and blosc2 blocks (same bytes).
+  std::uint32_t threads = 0;
+  /// The caller writes into the result (mask restoration): never return
+  /// the payload itself.
+  bool writable = false;
+  /// Where the payload starts in its message, named by the size-gate
+  /// error of an object stored as is (spec 01 §19 error 39).
+  std::optional<std::uint64_t> payload_offset;
+};
 
 class pipeline {
  public:
-  enum class compressor { none, szip, zstd, lz4, blosc2, zfp, sz3, rle, roaring };
-
-  /// Resolves every stage and parameter (decode side and pre-encoded mode:
-  /// all parameters must be present). Throws `encoding_error` for unknown or
-  /// unsupported stages and illegal combinations, `metadata_error` for
-  /// missing or ill-typed parameters.
-  [[nodiscard]] static pipeline build(const data_object_descriptor& d);
+  /// Makes every stage from its parameters, deriving what the stages before
+  /// decide (szip bits per sample, blosc2 typesize; spec 03 §7.2, §8.4.1),
+  /// and checks what the codecs check before running (szip's limits, §7.2):
+  /// `encoding_error`s.
+  explicit pipeline(pipeline_spec spec);
+  ~pipeline();
+  pipeline(pipeline&&) noexcept;
+  pipeline& operator=(pipeline&&) noexcept;
+  pipeline(const pipeline&) = delete;
+  pipeline& operator=(const pipeline&) = delete;
 
   /// Stricter checks for writing (spec 03 §3.3, §7.6): rejects the
   /// combinations the reference accepts but that do not round-trip (zfp or
-  /// sz3 after simple_packing or shuffle or on non-float64 data; simple_packing + szip
-  /// with B ∉ {8, 16, 24, 32}).
+  /// sz3 after simple_packing or shuffle or on non-float64 data;
+  /// simple_packing + szip with B ∉ {8, 16, 24, 32}).
   void check_encodable() const;
 
+  /// Every stage `none`: the payload is the element bytes.
   [[nodiscard]] bool is_identity() const noexcept;
   /// "Intra-codec friendly" (spec 03 §13): zstd, blosc2, simple_packing or
   /// shuffle.
   [[nodiscard]] bool uses_intra_threads() const noexcept;
-  [[nodiscard]] compressor compression() const noexcept { return compressor_; }
 
   /// Size of the encoding stage's output (the "X" of spec 03 §9.2).
   [[nodiscard]] std::uint64_t encoded_size(std::uint64_t n) const;
@@ -84,11 +88,15 @@ class pipeline {
 
   /// Decodes a payload to N elements in `out_order` (float64 for
   /// simple_packing), `decoded_size(n)` bytes. Sizes are checked against the
-  /// descriptor. zfp and sz3 objects of any dtype and byte order give the
-  /// reference decoder's bytes (spec 03 §3.3). The result owns its bytes
-  /// (buffers the last stage wrote into; never zero-filled first).
-  [[nodiscard]] buffer decode(std::span<const std::byte> payload, std::uint64_t n, byte_order declared,
-                              byte_order out_order, std::uint32_t threads = 0) const;
+  /// element count (spec 03 §9). zfp and sz3 objects of any dtype and byte
+  /// order give the reference decoder's bytes (spec 03 §3.3).
+  ///
+  /// An object that needs no decoding comes back as `payload` itself (a
+  /// zero-copy view sharing its ownership) unless `writable`; anything else
+  /// is a buffer of its own that the last stage wrote into (uninitialised
+  /// memory, never zero-filled first, no copies between stages).
+  [[nodiscard]] buffer decode(const buffer& payload, std::uint64_t n, byte_order declared,
+                              byte_order out_order, const decode_settings& settings = {}) const;
 
   /// Elements `[offset, offset + count)` only (spec 03 §10); for zfp and sz3
   /// the bytes `[offset·W, (offset + count)·W)` of the full decode. Throws
@@ -103,15 +111,12 @@ class pipeline {
 
  private:
   dtype dtype_ = dtype::uint8;
-  std::optional<simple_packing_params> packing_;
-  std::optional<std::size_t> shuffle_size_;
-  compressor compressor_ = compressor::none;
-  szip_params szip_;
-  std::optional<std::vector<std::uint64_t>> szip_offsets_;
-  int zstd_level_ = 3;
-  blosc2_params blosc2_;
-  zfp_params zfp_;
-  sz3_params sz3_;
+  std::unique_ptr<const encoding_stage> encoding_;  // null: `none`
+  std::string_view encoding_name_;                  // for the size-gate error text
+  std::unique_ptr<const filter_stage> filter_;      // null: `none`
+  const compressor_entry* compression_ = nullptr;   // the codec's row of the compressor table
+  std::unique_ptr<const compressor> compressor_;
+  bool uses_intra_threads_ = false;
 };
 
 }  // namespace tensogram::codecs

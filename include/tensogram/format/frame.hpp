@@ -3,7 +3,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "tensogram/format/wire.hpp"
@@ -25,6 +27,12 @@ struct frame_header {
 /// in error messages. Throws `framing_error` for a missing `FR`, frame type
 /// 0, 4 (obsolete v2 frame) or ≥ 10.
 [[nodiscard]] frame_header read_frame_header(std::span<const std::byte> bytes, std::size_t offset);
+/// The header at the start of `bytes` (16 bytes starting with `FR`), or
+/// nothing when `read_frame_header` would reject it.
+[[nodiscard]] std::optional<frame_header> parse_frame_header(std::span<const std::byte> bytes) noexcept;
+/// Why `read_frame_header` rejects the header at the start of `bytes`: the
+/// decoder's text (spec 01 §19.2 #9–#11).
+[[nodiscard]] std::string frame_header_error(std::span<const std::byte> bytes, std::size_t offset);
 void write_frame_header(std::span<std::byte, 16> out, const frame_header& h) noexcept;
 
 /// One frame located inside a message.
@@ -45,6 +53,26 @@ struct frame_view {
 /// `limit`; returns the located frame. Throws `framing_error` (§19.2 #12–18).
 [[nodiscard]] frame_view locate_frame(std::span<const std::byte> message, std::size_t offset,
                                       const frame_header& h, std::size_t limit);
+
+/// What the size and bound checks of a frame find (§4.5).
+enum class frame_fault : std::uint8_t { none, too_small, exceeds_limit };
+/// The smallest frame the decoder accepts (§4.5): 36 bytes for a data-object
+/// frame, 28 for the others.
+[[nodiscard]] constexpr std::uint64_t decoder_min_frame_size(frame_type t) noexcept {
+  return t == frame_type::ntensor ? min_data_frame_size : min_frame_size;
+}
+/// A frame read at `offset` must be at least `min_size` bytes and end at or
+/// before `limit`.
+[[nodiscard]] frame_fault check_frame_extent(const frame_header& h, std::size_t offset, std::size_t limit,
+                                             std::uint64_t min_size) noexcept;
+/// True when the frame `bytes` (header to `ENDF`) ends with `ENDF`.
+[[nodiscard]] bool has_end_marker(std::span<const std::byte> frame) noexcept;
+/// The decoder's text for a fault `check_frame_extent` found with the
+/// decoder's minimum (§19.2 #13, #14, #16, #17).
+[[nodiscard]] std::string frame_fault_error(frame_fault fault, const frame_header& h, std::size_t offset,
+                                            std::size_t limit);
+/// The decoder's text for a frame without `ENDF` (§19.2 #15, #18).
+[[nodiscard]] std::string missing_end_marker_error(const frame_header& h, std::size_t offset);
 
 /// Writes a complete non-data frame (header, body, hash slot, ENDF) at the
 /// start of `dst`, which must hold `28 + body.size()` bytes; returns that size.

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "tensogram/core/atomic_file.hpp"
 #include "tensogram/core/buffer.hpp"
 #include "tensogram/format/scan.hpp"
 #include "tensogram/io/byte_source.hpp"
@@ -109,33 +110,5 @@ class file {
   explicit file(std::unique_ptr<state> s);
   std::unique_ptr<state> state_;
 };
-
-/// Writes a file next to its destination and renames it into place on
-/// `commit()`: readers never see a half-written file and an existing file is
-/// replaced only by a complete new one. Without `commit()` (an exception,
-/// an early return) the temporary file is removed.
-class atomic_file_writer {
- public:
-  explicit atomic_file_writer(std::filesystem::path destination);
-  atomic_file_writer(const atomic_file_writer&) = delete;
-  atomic_file_writer& operator=(const atomic_file_writer&) = delete;
-  ~atomic_file_writer();
-
-  void write(std::span<const std::byte> bytes);
-  /// The descriptor of the temporary file (for seeking writers).
-  [[nodiscard]] int fd() const noexcept { return fd_; }
-  [[nodiscard]] const std::filesystem::path& temp_path() const noexcept { return temp_; }
-  /// Flushes to disk and renames over the destination.
-  void commit();
-
- private:
-  std::filesystem::path destination_;
-  std::filesystem::path temp_;
-  int fd_ = -1;
-  bool committed_ = false;
-};
-
-/// Writes `bytes` to `destination` atomically (temp file + rename).
-void write_file_atomically(const std::filesystem::path& destination, std::span<const std::byte> bytes);
 
 }  // namespace tensogram

@@ -27,10 +27,10 @@
 #include <vector>
 
 #include "metatensor/safetensors.hpp"
-#include "metatensor/stream_protocol.hpp"
-#include "metatensor/stream_scheduler.hpp"
-#include "quic_engine.hpp"
-#include "send_queue.hpp"
+#include "src/metatensor/streaming/protocol/stream_protocol.hpp"
+#include "src/metatensor/streaming/protocol/stream_scheduler.hpp"
+#include "src/metatensor/streaming/quic/quic_engine.hpp"
+#include "src/metatensor/streaming/quic/send_queue.hpp"
 #include "tensogram/core/buffer.hpp"
 #include "tensogram/core/error.hpp"
 

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "metatensor/stream_client.hpp"
-#include "metatensor/stream_protocol.hpp"
-#include "metatensor/stream_scheduler.hpp"
+#include "src/metatensor/streaming/protocol/stream_protocol.hpp"
+#include "src/metatensor/streaming/protocol/stream_scheduler.hpp"
 
 namespace metatensor::streaming::detail {
 

@@ -1,0 +1,622 @@
+// Opening a metatensor file: structural validation (spec 06 §3, §5–§7, §8.1,
+// §8.2) and the zero-copy views of §9.
+//
+// The checks run as passes in the order of §8.2, each over the whole file,
+// so the first failure reported is the one the spec prescribes:
+//   1. base layer (safetensors::file, §2 rules 1–10);
+//   2. §3.1 keys in table order, then unknown `metatensor.` keys;
+//   3. the schema (§4) and the layout it implies (§5–§6.5);
+//   4. layout table equality (§7);
+//   5. tensor set (§3.2);
+//   6. dtypes and shapes (§5.1);
+//   7. padding tensors (§3.3), header length (§3.4), placement (§6.6);
+//   8. BlobRefs (§6.4).
+// Tensor data is read only in step 8, and only the BlobRefs themselves;
+// `from_header_image` skips it and `file::check_blob_refs` runs it per tensor
+// once the tensor's bytes have arrived (§8.1, §10.7).
+#include "metatensor/file.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "src/metatensor/strict_json.hpp"
+#include "src/metatensor/text.hpp"
+
+namespace metatensor {
+
+// §9: typed zero-copy views reinterpret little-endian bytes in place.
+static_assert(std::endian::native == std::endian::little,
+              "metatensor views need a little-endian host (spec 06 §9: big-endian readers convert)");
+
+namespace {
+
+[[noreturn]] void fail(errc code, const std::string& detail) {
+  throw error(code, detail);
+}
+
+std::string num(std::uint64_t v) {
+  return std::to_string(v);
+}
+
+constexpr std::string_view pad_prefix = "__pad__";
+constexpr std::string_view reserved_prefix = "metatensor.";
+
+// One BlobRef position inside a record (§6.4): its offset from the record
+// start and the String or List type it refers to. Fixed arrays and nested
+// records are expanded, so a record has at most size/16 slots.
+struct blob_slot {
+  std::uint64_t offset;
+  const type_layout* type;
+};
+
+void collect_slots(const record_layout& rec, std::uint64_t base, std::vector<blob_slot>& out);
+
+void collect_type_slots(const type_layout& t, std::uint64_t base, std::vector<blob_slot>& out) {
+  if (!t.has_blobs()) return;
+  std::uint64_t n = 1;
+  for (auto d : t.shape) n *= d;  // bounded by the record size (§6.2, §8.4)
+  const std::uint64_t step = t.element_size();
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const std::uint64_t at = base + i * step;
+    if (t.type == value_type::string || t.type == value_type::list) {
+      out.push_back(blob_slot{at, &t});
+    } else if (t.type == value_type::record && t.record) {
+      collect_slots(*t.record, at, out);
+    }
+  }
+}
+
+void collect_slots(const record_layout& rec, std::uint64_t base, std::vector<blob_slot>& out) {
+  for (const auto& f : rec.fields) collect_type_slots(f.type, base + f.offset, out);
+}
+
+// The checked product of `dims` (0 as soon as a dimension is 0).
+std::optional<std::uint64_t> product(std::span<const std::uint64_t> dims) {
+  std::uint64_t n = 1;
+  for (auto d : dims) {
+    if (d == 0) return 0;
+  }
+  for (auto d : dims) {
+    if (n > UINT64_MAX / d) return std::nullopt;
+    n *= d;
+  }
+  return n;
+}
+
+// §3.1: decimal, no sign, no leading zeros, a power of two in [16, 65536].
+std::optional<std::uint64_t> parse_alignment(std::string_view s) {
+  if (s.empty() || s.size() > 5 || s.front() == '0') return std::nullopt;
+  std::uint64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  if (v < 16 || v > 65536 || !std::has_single_bit(v)) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// State shared by every copy of a file.
+
+struct file::state {
+  struct logical {
+    const tensor_layout* layout = nullptr;
+    const safetensors::tensor_view* primary = nullptr;
+    const safetensors::tensor_view* heap = nullptr;
+    std::vector<std::uint64_t> dims;
+    std::uint64_t count = 0;  // product(dims)
+  };
+
+  explicit state(safetensors::file b) : base(std::move(b)) {}
+
+  safetensors::file base;
+  std::uint64_t alignment = 0;
+  std::uint64_t memory_alignment = 0;  // the largest R(t) of the file, at least A
+  compiled_schema schema;
+  nlohmann::json layout_table;
+  std::map<std::string, logical, std::less<>> tensors;
+
+  [[nodiscard]] const logical& at(std::string_view name) const {
+    const auto it = tensors.find(name);
+    if (it == tensors.end())
+      throw tensogram::invalid_arg_error("no logical tensor named " + detail::quoted(name));
+    return it->second;
+  }
+};
+
+namespace {
+
+using state = file::state;
+
+// Step 2: §3.1 keys in table order. Returns the parsed schema and layout.
+struct header_keys {
+  std::uint64_t alignment = 0;
+  nlohmann::json schema;
+  nlohmann::json layout;
+};
+
+header_keys check_keys(const safetensors::file& base) {
+  const auto& md = base.metadata();
+  const auto get = [&](const char* key) -> const std::string* {
+    const auto it = md.find(key);
+    return it == md.end() ? nullptr : &it->second;
+  };
+  header_keys out;
+  const auto* version = get("metatensor.version");
+  if (version == nullptr) {
+    fail(errc::mt_not_metatensor, base.has_metadata() ? "__metadata__ has no \"metatensor.version\" key"
+                                                      : "the header has no __metadata__");
+  }
+  if (*version != "1")
+    fail(errc::mt_version, "metatensor.version is " + detail::quoted(*version) + ", expected \"1\"");
+  const auto* endianness = get("metatensor.endianness");
+  if (endianness == nullptr) fail(errc::mt_endianness, "metatensor.endianness is missing");
+  if (*endianness != "little") {
+    fail(errc::mt_endianness,
+         "metatensor.endianness is " + detail::quoted(*endianness) + ", expected \"little\"");
+  }
+  const auto* alignment = get("metatensor.alignment");
+  if (alignment == nullptr) fail(errc::mt_alignment_value, "metatensor.alignment is missing");
+  const auto a = parse_alignment(*alignment);
+  if (!a) {
+    fail(errc::mt_alignment_value, "metatensor.alignment is " + detail::quoted(*alignment) +
+                                       ", expected a power of two from 16 to 65536 in plain decimal");
+  }
+  out.alignment = *a;
+  const auto* schema = get("metatensor.schema");
+  if (schema == nullptr) fail(errc::mt_schema_json, "metatensor.schema is missing");
+  out.schema = parse_strict_json(*schema, json_errors{errc::mt_schema_json, errc::mt_schema_json, "schema"});
+  if (const auto big = first_oversized_integer(out.schema); !big.empty()) {
+    fail(errc::mt_schema_json, "schema: integer " + big + " exceeds 2^53-1");
+  }
+  const auto* layout = get("metatensor.layout");
+  if (layout == nullptr) fail(errc::mt_layout_json, "metatensor.layout is missing");
+  out.layout =
+      parse_strict_json(*layout, json_errors{errc::mt_layout_json, errc::mt_layout_json, "layout table"});
+  if (const auto big = first_oversized_integer(out.layout); !big.empty()) {
+    fail(errc::mt_layout_json, "layout table: integer " + big + " exceeds 2^53-1");
+  }
+  for (const auto& [key, _] : md) {
+    if (!key.starts_with(reserved_prefix)) continue;
+    if (key != "metatensor.version" && key != "metatensor.endianness" && key != "metatensor.alignment" &&
+        key != "metatensor.schema" && key != "metatensor.layout") {
+      fail(errc::mt_unknown_key, "unknown reserved __metadata__ key " + detail::quoted(key));
+    }
+  }
+  return out;
+}
+
+// Step 4: the file's table must equal the recomputed one (§7).
+void check_layout_table(const state& s, const nlohmann::json& table) {
+  std::vector<std::string> present;
+  present.reserve(s.tensors.size());
+  for (const auto& [name, _] : s.tensors) present.push_back(name);
+  const nlohmann::json expected = layout_table_json(s.schema, present, s.alignment);
+  if (expected == table) return;
+  // Name the first difference: its JSON Pointer and both values.
+  const auto patch = nlohmann::json::diff(table, expected);
+  std::string detail = "metatensor.layout differs from the layout recomputed from the schema";
+  if (patch.is_array() && !patch.empty() && patch[0].contains("path") && patch[0].contains("op")) try {
+      const std::string path = patch[0]["path"].get<std::string>();
+      const std::string op = patch[0]["op"].get<std::string>();
+      const nlohmann::json::json_pointer ptr(path);
+      detail += " at " + (path.empty() ? std::string("the root") : path) + ": ";
+      if (op == "remove") {
+        detail += "the file has " + table.at(ptr).dump() + ", the recomputed table has nothing";
+      } else if (op == "add") {
+        detail += "the file has nothing, the recomputed table has " + expected.at(ptr).dump();
+      } else {
+        detail +=
+            "the file has " + table.at(ptr).dump() + ", the recomputed table has " + expected.at(ptr).dump();
+      }
+    } catch (const nlohmann::json::exception&) {
+      // The detail is best effort; the verdict stands.
+    }
+  fail(errc::mt_layout_mismatch, detail);
+}
+
+// Step 5: exactly primaries + heaps + __pad__<j> (§3.2), required present.
+void check_tensor_set(const state& s) {
+  std::uint64_t next_pad = 0;
+  for (const auto& t : s.base.tensors()) {  // increasing begin order
+    const std::string& name = t.name();
+    if (s.tensors.contains(name)) continue;
+    if (const auto hash = name.rfind("#heap"); hash != std::string::npos && hash + 5 == name.size()) {
+      const auto owner = s.tensors.find(std::string_view(name).substr(0, hash));
+      if (owner != s.tensors.end() && owner->second.layout->has_heap) continue;
+      fail(errc::mt_tensor_set,
+           "physical tensor " + detail::quoted(name) + " is not the heap of a logical tensor with one");
+    }
+    if (name.starts_with(pad_prefix)) {
+      if (name != std::string(pad_prefix) + num(next_pad)) {
+        fail(errc::mt_tensor_set, "padding tensor " + detail::quoted(name) + " at data offset " +
+                                      num(t.begin()) + " should be named \"__pad__" + num(next_pad) + "\"");
+      }
+      ++next_pad;
+      continue;
+    }
+    fail(errc::mt_tensor_set,
+         "physical tensor " + detail::quoted(name) + " is not a root property of the schema");
+  }
+  for (const auto& [name, lt] : s.tensors) {
+    if (lt.layout->has_heap && lt.heap == nullptr) {
+      fail(errc::mt_tensor_set, "logical tensor " + detail::quoted(name) + " has no heap tensor " +
+                                    detail::quoted(name + "#heap"));
+    }
+  }
+  for (const auto& name : s.schema.required()) {
+    if (!s.tensors.contains(name))
+      fail(errc::mt_tensor_set, "required logical tensor " + detail::quoted(name) + " is missing");
+  }
+}
+
+// Step 6: §5.1 dtypes and shapes; sets the logical dims.
+void check_dtypes_and_shapes(state& s) {
+  for (auto& [name, lt] : s.tensors) {
+    const auto& l = *lt.layout;
+    const auto& p = *lt.primary;
+    if (p.type() != l.primary_dtype()) {
+      fail(errc::mt_tensor_dtype, "tensor " + detail::quoted(name) + " has dtype " +
+                                      std::string(dtype_name(p.type())) + ", the schema needs " +
+                                      std::string(dtype_name(l.primary_dtype())));
+    }
+    const auto shape = p.shape();
+    const auto trailing = l.trailing_dim();
+    const std::size_t want_rank = l.rank() + (trailing ? 1 : 0);
+    if (shape.size() != want_rank) {
+      fail(errc::mt_shape, "tensor " + detail::quoted(name) + " has rank " + num(shape.size()) +
+                               ", the schema needs " + num(want_rank));
+    }
+    if (trailing && shape.back() != *trailing) {
+      fail(errc::mt_shape,
+           "tensor " + detail::quoted(name) + " has trailing dimension " + num(shape.back()) + ", the " +
+               (l.kind == tensor_kind::blob ? "BlobRef size is " : "record size is ") + num(*trailing));
+    }
+    for (std::size_t i = 0; i < l.rank(); ++i) {
+      const auto& b = l.dims[i];
+      if (shape[i] < b.min || (b.max && shape[i] > *b.max)) {
+        fail(errc::mt_shape, "tensor " + detail::quoted(name) + " dimension " + num(i) + " is " +
+                                 num(shape[i]) + ", the schema allows " + num(b.min) + ".." +
+                                 (b.max ? num(*b.max) : std::string("unbounded")));
+      }
+    }
+    lt.dims.assign(shape.begin(), shape.begin() + static_cast<std::ptrdiff_t>(l.rank()));
+    // The primary's byte size bounds every partial product (§2 rule 8).
+    lt.count = product(lt.dims).value_or(0);
+    if (lt.heap != nullptr) {
+      if (lt.heap->type() != dtype::u8) {
+        fail(errc::mt_tensor_dtype, "heap " + detail::quoted(lt.heap->name()) + " has dtype " +
+                                        std::string(dtype_name(lt.heap->type())) + ", expected U8");
+      }
+      if (lt.heap->shape().size() != 1) {
+        fail(errc::mt_shape, "heap " + detail::quoted(lt.heap->name()) + " has rank " +
+                                 num(lt.heap->shape().size()) + ", expected 1");
+      }
+    }
+  }
+}
+
+// R(t) of a non-padding physical tensor (§6.5).
+std::uint64_t placement(const state& s, const safetensors::tensor_view& t) {
+  if (const auto it = s.tensors.find(t.name()); it != s.tensors.end()) {
+    return it->second.layout->primary_placement(s.alignment);
+  }
+  const auto owner = s.tensors.find(std::string_view(t.name()).substr(0, t.name().size() - 5));
+  return owner->second.layout->heap_placement(s.alignment);
+}
+
+bool is_padding(const safetensors::tensor_view& t) {
+  return t.name().starts_with(pad_prefix);
+}
+
+// Step 7: §3.3 padding tensors, §3.4 header length, §6.6 placement.
+void check_placement(state& s) {
+  const auto tensors = s.base.tensors();
+  const std::uint64_t d = s.base.data_offset();
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const auto& p = tensors[i];
+    if (!is_padding(p)) continue;
+    const auto shape = p.shape();
+    if (p.type() != dtype::u8 || shape.size() != 1 || shape[0] == 0) {
+      fail(errc::mt_padding,
+           "padding tensor " + detail::quoted(p.name()) + " must be U8 of shape [k] with k >= 1");
+    }
+    std::size_t j = i + 1;
+    while (j < tensors.size() && tensors[j].begin() == tensors[j].end()) ++j;
+    if (j == tensors.size())
+      fail(errc::mt_padding, "padding tensor " + detail::quoted(p.name()) + " ends the file");
+    const auto& next = tensors[j];
+    if (is_padding(next)) {
+      fail(errc::mt_padding, "padding tensor " + detail::quoted(p.name()) +
+                                 " is followed by padding tensor " + detail::quoted(next.name()));
+    }
+    const std::uint64_t r = placement(s, next);
+    const std::uint64_t abs = d + p.begin();
+    // abs <= 2^53 and r <= 2^16: align_up cannot overflow.
+    const std::uint64_t want = detail::align_up(abs, r) - abs;
+    if (want == 0) {
+      fail(errc::mt_padding, "padding tensor " + detail::quoted(p.name()) + " at file offset " + num(abs) +
+                                 " is not needed: " + detail::quoted(next.name()) + " needs alignment " +
+                                 num(r));
+    }
+    if (shape[0] != want) {
+      fail(errc::mt_padding, "padding tensor " + detail::quoted(p.name()) + " is " + num(shape[0]) +
+                                 " bytes, " + detail::quoted(next.name()) + " needs exactly " + num(want) +
+                                 " to reach alignment " + num(r));
+    }
+  }
+  if (d % s.alignment != 0) {
+    fail(errc::mt_misaligned,
+         "data section starts at file offset " + num(d) + ", not a multiple of A = " + num(s.alignment));
+  }
+  std::uint64_t largest = s.alignment;
+  for (const auto& t : tensors) {
+    if (is_padding(t)) continue;
+    const std::uint64_t r = placement(s, t);
+    largest = std::max(largest, r);
+    if (t.begin() == t.end()) continue;
+    if ((d + t.begin()) % r != 0) {
+      fail(errc::mt_misaligned, "tensor " + detail::quoted(t.name()) + " starts at file offset " +
+                                    num(d + t.begin()) + ", not a multiple of its alignment " + num(r));
+    }
+  }
+  s.memory_alignment = largest;
+}
+
+// Step 8: every BlobRef inside its heap, List blobs aligned (§6.4).
+void check_blob(const std::string& where, blob_ref ref, const type_layout& type, std::uint64_t heap_size) {
+  if (ref.length > heap_size || ref.offset > heap_size - ref.length) {
+    fail(errc::mt_blob_bounds, where + ": blob [offset " + num(ref.offset) + ", length " + num(ref.length) +
+                                   "] exceeds the heap of " + num(heap_size) + " bytes");
+  }
+  if (type.type == value_type::list && type.elem) {
+    const std::uint64_t size = type.elem->size;
+    const std::uint64_t align = type.elem->align;
+    if (size == 0 || ref.length % size != 0) {
+      fail(errc::mt_blob_align, where + ": list blob length " + num(ref.length) +
+                                    " is not a multiple of the element size " + num(size));
+    }
+    if (align != 0 && ref.offset % align != 0) {
+      fail(errc::mt_blob_align, where + ": list blob offset " + num(ref.offset) +
+                                    " is not a multiple of the element alignment " + num(align));
+    }
+  }
+}
+
+// The cheap test run for every BlobRef; `check_blob` explains a failure.
+bool blob_ok(blob_ref ref, const type_layout& type, std::uint64_t heap_size) noexcept {
+  if (ref.length > heap_size || ref.offset > heap_size - ref.length) return false;
+  if (type.type != value_type::list || !type.elem) return true;
+  const std::uint64_t size = type.elem->size;
+  const std::uint64_t align = type.elem->align;
+  return size != 0 && ref.length % size == 0 && (align == 0 || ref.offset % align == 0);
+}
+
+// Step 8 for one logical tensor: the BlobRefs of its index or records
+// against its heap. Shared by `validate` (every tensor, at open) and
+// `file::check_blob_refs` (one tensor, once its bytes arrived: §8.1 lets a
+// reader defer these checks, §10.7 runs them per tensor).
+void check_tensor_blob_refs(const std::string& name, const state::logical& lt) {
+  const auto& l = *lt.layout;
+  if (lt.heap == nullptr) return;
+  const std::uint64_t heap_size = lt.heap->bytes().size();
+  const auto bytes = lt.primary->bytes();
+  if (l.kind == tensor_kind::blob) {
+    for (std::uint64_t i = 0; i < lt.count; ++i) {
+      const auto ref = detail::read_blob_ref(bytes.data() + i * 16);
+      if (!blob_ok(ref, l.item, heap_size))
+        check_blob(detail::quoted(name) + " element " + num(i), ref, l.item, heap_size);
+    }
+  } else if (l.kind == tensor_kind::record && l.record) {
+    std::vector<blob_slot> slots;
+    collect_slots(*l.record, 0, slots);
+    const std::uint64_t rec = l.record->size;
+    for (std::uint64_t i = 0; i < lt.count; ++i) {
+      for (const auto& slot : slots) {
+        const auto ref = detail::read_blob_ref(bytes.data() + i * rec + slot.offset);
+        if (!blob_ok(ref, *slot.type, heap_size)) {
+          check_blob(detail::quoted(name) + " record " + num(i) + " at byte " + num(slot.offset), ref,
+                     *slot.type, heap_size);
+        }
+      }
+    }
+  }
+}
+
+// Step 8 for the whole file, in name order (the order of every other pass).
+void check_all_blob_refs(const state& s) {
+  for (const auto& [name, lt] : s.tensors) check_tensor_blob_refs(name, lt);
+}
+
+// Which of the §8.2 steps `validate` runs.
+enum class blob_refs { check, defer };
+
+std::shared_ptr<state> validate(tensogram::buffer image, blob_refs refs) {
+  auto s = std::make_shared<state>(safetensors::file::from_buffer(std::move(image)));  // step 1
+  auto keys = check_keys(s->base);                                                     // step 2
+  s->alignment = keys.alignment;
+  s->schema = compile_schema(std::move(keys.schema));  // step 3
+  // The logical tensors present: physical names that are root properties.
+  for (const auto& t : s->base.tensors()) {
+    if (const auto* l = s->schema.find(t.name())) {
+      auto& lt = s->tensors[t.name()];
+      lt.layout = l;
+      lt.primary = &t;
+      if (l->has_heap) lt.heap = s->base.find(l->heap_name());
+    }
+  }
+  check_layout_table(*s, keys.layout);  // step 4
+  s->layout_table = std::move(keys.layout);
+  check_tensor_set(*s);                                   // step 5
+  check_dtypes_and_shapes(*s);                            // step 6
+  check_placement(*s);                                    // step 7
+  if (refs == blob_refs::check) check_all_blob_refs(*s);  // step 8
+  return s;
+}
+
+bool aligned(const tensogram::buffer& b, std::uint64_t a) {
+  return reinterpret_cast<std::uintptr_t>(b.data()) % a == 0;
+}
+
+// A copy of `image` whose first byte is aligned to `a` (§9).
+tensogram::buffer aligned_copy(const tensogram::buffer& image, std::uint64_t a) {
+  const std::size_t size = image.size();
+  auto raw = tensogram::buffer::allocate(size + static_cast<std::size_t>(a));
+  const auto addr = reinterpret_cast<std::uintptr_t>(raw.data());
+  const std::size_t shift = static_cast<std::size_t>((a - addr % a) % a);
+  if (size != 0) std::memcpy(raw.mutable_data() + shift, image.data(), size);
+  return raw.slice(shift, size);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Opening.
+
+file file::from_buffer(tensogram::buffer image) {
+  auto s = validate(image, blob_refs::check);
+  if (!aligned(image, s->memory_alignment)) {
+    // Views promise element alignment (§9): revalidate an aligned copy (its
+    // bytes are identical, so it cannot fail differently).
+    s = validate(aligned_copy(image, s->memory_alignment), blob_refs::check);
+  }
+  return file(std::move(s));
+}
+
+file file::from_header_image(tensogram::buffer image) {
+  // Everything of §8.2 that reads only the header (§10.4 step 3); the
+  // BlobRefs wait for their tensors (check_blob_refs, §8.1, §10.7).
+  auto s = validate(image, blob_refs::defer);
+  if (!aligned(image, s->memory_alignment)) {
+    // The caller writes tensor bytes into this very memory later, so a
+    // copy (what from_buffer does, §9) would leave the views on stale bytes.
+    throw tensogram::invalid_arg_error(
+        "file image at address " + num(reinterpret_cast<std::uintptr_t>(image.data())) +
+        " is not aligned to " + num(s->memory_alignment) +
+        " bytes (the largest placement alignment of the file, §9); a header image cannot be copied "
+        "into aligned memory because its tensor data arrives later");
+  }
+  return file(std::move(s));
+}
+
+void file::check_blob_refs(std::string_view logical_name) const {
+  const auto it = state_->tensors.find(logical_name);
+  if (it == state_->tensors.end()) {
+    throw tensogram::invalid_arg_error("no logical tensor named " + detail::quoted(logical_name));
+  }
+  check_tensor_blob_refs(it->first, it->second);
+}
+
+file file::open(const std::filesystem::path& path) {
+  try {
+    return from_buffer(tensogram::buffer::map_file(path));
+  } catch (const error& e) {
+    throw error(e.kind(),
+                path.string() + ": " + std::string(e.detail().substr(errc_name(e.kind()).size() + 2)));
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Accessors.
+
+const safetensors::file& file::base() const noexcept {
+  return state_->base;
+}
+std::uint64_t file::alignment() const noexcept {
+  return state_->alignment;
+}
+const compiled_schema& file::schema() const noexcept {
+  return state_->schema;
+}
+const nlohmann::json& file::layout_table() const noexcept {
+  return state_->layout_table;
+}
+
+std::map<std::string, std::string> file::user_metadata() const {
+  std::map<std::string, std::string> out;
+  for (const auto& [k, v] : state_->base.metadata()) {
+    if (!k.starts_with(reserved_prefix)) out.emplace(k, v);
+  }
+  return out;
+}
+
+std::vector<std::string> file::tensor_names() const {
+  std::vector<std::string> out;
+  out.reserve(state_->tensors.size());
+  for (const auto& [name, _] : state_->tensors) out.push_back(name);
+  return out;
+}
+
+bool file::contains(std::string_view name) const noexcept {
+  return state_->tensors.find(name) != state_->tensors.end();
+}
+
+const tensor_layout& file::layout(std::string_view name) const {
+  return *state_->at(name).layout;
+}
+
+std::span<const std::uint64_t> file::dims(std::string_view name) const {
+  return state_->at(name).dims;
+}
+
+const safetensors::tensor_view& file::primary(std::string_view name) const {
+  return *state_->at(name).primary;
+}
+
+const safetensors::tensor_view* file::heap(std::string_view name) const {
+  return state_->at(name).heap;
+}
+
+flat_view file::flat(std::string_view name) const {
+  const auto& lt = state_->at(name);
+  if (lt.layout->kind != tensor_kind::flat) {
+    throw tensogram::invalid_arg_error("tensor " + detail::quoted(name) + " is a " +
+                                       std::string(kind_name(lt.layout->kind)) + " tensor, not flat");
+  }
+  flat_view v;
+  v.name_ = &lt.layout->name;
+  v.type_ = lt.layout->flat_dtype;
+  v.dims_ = lt.dims;
+  v.count_ = lt.count;
+  v.bytes_ = lt.primary->bytes();
+  return v;
+}
+
+record_view file::records(std::string_view name) const {
+  const auto& lt = state_->at(name);
+  if (lt.layout->kind != tensor_kind::record) {
+    throw tensogram::invalid_arg_error("tensor " + detail::quoted(name) + " is a " +
+                                       std::string(kind_name(lt.layout->kind)) + " tensor, not struct");
+  }
+  record_view v;
+  v.name_ = &lt.layout->name;
+  v.record_ = lt.layout->record.get();
+  v.dims_ = lt.dims;
+  v.count_ = lt.count;
+  v.bytes_ = lt.primary->bytes();
+  if (lt.heap != nullptr) v.heap_ = lt.heap->bytes();
+  return v;
+}
+
+blob_view file::blobs(std::string_view name) const {
+  const auto& lt = state_->at(name);
+  if (lt.layout->kind != tensor_kind::blob) {
+    throw tensogram::invalid_arg_error("tensor " + detail::quoted(name) + " is a " +
+                                       std::string(kind_name(lt.layout->kind)) + " tensor, not blob");
+  }
+  blob_view v;
+  v.name_ = &lt.layout->name;
+  v.item_ = &lt.layout->item;
+  v.dims_ = lt.dims;
+  v.count_ = lt.count;
+  v.index_ = lt.primary->bytes();
+  if (lt.heap != nullptr) v.heap_ = lt.heap->bytes();
+  return v;
+}
+
+}  // namespace metatensor
