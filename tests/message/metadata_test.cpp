@@ -221,4 +221,39 @@ TEST(MetadataView, DefaultMetadataIsEmpty) {
   EXPECT_TRUE(tg::meta_value().is_null());
 }
 
+// Spec 07 D2.2: get/at/value_at give std::optional<meta_value>, key_at
+// std::optional<std::string_view>; empty for a miss, never an exception.
+TEST(MetaValue, LookupsAreOptional) {
+  cbor::map entries;
+  entries.push_back({value("a"), value(1)});
+  entries.push_back({value(7), value("int key")});
+  const value map(entries);
+  const value arr(cbor::array{value(10), value(20)});
+  const tg::meta_value m(&map);
+  const tg::meta_value a(&arr);
+
+  EXPECT_EQ(m.key_at(0), std::optional<std::string_view>("a"));
+  EXPECT_FALSE(m.key_at(1).has_value());  // a non-text key
+  EXPECT_FALSE(m.key_at(2).has_value());
+  ASSERT_TRUE(m.value_at(1).has_value());
+  EXPECT_EQ(m.value_at(1)->as_string(), "int key");
+  EXPECT_FALSE(m.value_at(2).has_value());
+  EXPECT_EQ(m.get("a")->as_int(), 1);
+  EXPECT_FALSE(m.get("b").has_value());
+  EXPECT_FALSE(m.at(0).has_value());
+
+  EXPECT_EQ(a.at(1)->as_int(), 20);
+  EXPECT_FALSE(a.at(2).has_value());
+  EXPECT_FALSE(a[2].valid());
+  EXPECT_FALSE(a.get("a").has_value());
+  EXPECT_FALSE(a.key_at(0).has_value());
+  EXPECT_FALSE(a.value_at(0).has_value());
+
+  const tg::meta_value invalid;
+  EXPECT_FALSE(invalid.get("a").has_value());
+  EXPECT_FALSE(invalid.at(0).has_value());
+  EXPECT_FALSE(invalid.key_at(0).has_value());
+  EXPECT_FALSE(invalid.value_at(0).has_value());
+}
+
 }  // namespace
