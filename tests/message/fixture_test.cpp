@@ -241,6 +241,10 @@ void check_simple_f32_like(const char* name, const char* uuid, const char* meta_
   const tg::message raw = decode_span(file, false, false);
   EXPECT_EQ(tgtest::to_hex(raw.object(0).bytes()), "3f800000400000004040000040800000");
   EXPECT_EQ(raw.object(0).byte_order_string(), "big");
+  // Converted to the host's order, the object still reports the declared
+  // order (issue 24; spec 07 C2.4 tgm_object_byte_order).
+  EXPECT_EQ(o.data_byte_order(), tg::native_byte_order());
+  EXPECT_EQ(o.byte_order_string(), "big");
 
   EXPECT_NO_THROW((void)decode_span(file, true));
   EXPECT_NO_THROW(tg::verify_hashes(file));

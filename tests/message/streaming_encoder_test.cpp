@@ -1085,7 +1085,7 @@ TEST(StreamingEncoderErrors, BadOptionsAtConstruction) {
   EXPECT_THROW(tg::streaming_encoder(os, tg::global_metadata{}, o), tg::metadata_error);
   o = {};
   o.nan_mask_method = "gzip";
-  EXPECT_THROW(tg::streaming_encoder(os, tg::global_metadata{}, o), tg::metadata_error);
+  EXPECT_THROW(tg::streaming_encoder(os, tg::global_metadata{}, o), tg::invalid_arg_error);
   EXPECT_TRUE(os.str().empty());
 }
 

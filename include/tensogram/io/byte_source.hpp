@@ -86,10 +86,12 @@ class byte_source {
   std::atomic<std::uint64_t> bytes_{0};
 };
 
-/// A local file read with `pread`; opened on the first read or size call.
+/// A local file read with `pread`, opened now: `io_error` "file not found:
+/// <path>" (or the OS's reason) when it cannot be.
 [[nodiscard]] std::unique_ptr<byte_source> open_local_source(std::filesystem::path path);
 
-/// A local file mapped read-only into memory (mapped on first use).
+/// A local file mapped read-only into memory on first use; the path must
+/// exist now (`io_error` "file not found: <path>").
 [[nodiscard]] std::unique_ptr<byte_source> open_mapped_source(std::filesystem::path path);
 
 /// A byte buffer already in memory (tests, in-memory files).

@@ -24,8 +24,9 @@
 
 namespace tensogram {
 
-/// A file of concatenated messages. `open*` does no I/O: the message list is
-/// built by the first call that needs it, reading preambles and postambles
+/// A file of concatenated messages. `open` and `open_mmap` fail at once for a
+/// path that cannot be opened (`io_error`, as the reference's open does) but
+/// read nothing: the message list is built by the first call that needs it, reading preambles and postambles
 /// only (never the whole file). Every member function is safe to call from
 /// many threads at once on one `file`; moving or destroying it is not.
 class file {
