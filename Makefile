@@ -152,9 +152,9 @@ bench: deps
 	PYTHONPATH=$(BENCH_DIR)/python "$$(sed -n 's/^Python_EXECUTABLE:[A-Z]*=//p' $(BENCH_DIR)/CMakeCache.txt)" \
 	  bench/python_bench.py
 
-# Only C++ files of the listed folders: build trees and fixtures stay untouched.
+# Only C and C++ files of the listed folders: build trees and fixtures stay untouched.
 format_files = $(shell find $(wildcard $(FORMAT_DIRS)) -type f \
-                 \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.cc' \) | sort)
+                 \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.c' -o -name '*.cc' \) | sort)
 
 format:
 	clang-format -i $(format_files)

@@ -7,10 +7,16 @@
 // JSON, `decode`, `message`, `decoded_object`, `metadata`, `meta_value`,
 // the typed exceptions). CBOR ⇄ JSON helpers live in
 // <tensogram/cbor/json.hpp> (they pull in nlohmann/json).
+//
+// Like the reference's tensogram.hpp it also brings in the C ABI
+// <tensogram.h> (TGM_WIRE_VERSION, and the tgm_* functions the wrapper has
+// no C++ form of, spec 07 D2.2: tgm_doctor_to_json,
+// tgm_simple_packing_compute_params, tgm_message_num_decoded).
 #pragma once
 
 #include <cstdint>
 
+#include "tensogram.h"
 #include "tensogram/cbor/codec.hpp"
 #include "tensogram/cbor/value.hpp"
 #include "tensogram/codecs/pipeline.hpp"
@@ -22,6 +28,7 @@
 #include "tensogram/core/thread_pool.hpp"
 #include "tensogram/doctor.hpp"
 #include "tensogram/format/scan.hpp"
+#include "tensogram/format/wire.hpp"
 #include "tensogram/io/async.hpp"
 #include "tensogram/io/byte_source.hpp"
 #include "tensogram/io/file.hpp"
@@ -40,6 +47,7 @@
 #include "tensogram/message/validate.hpp"
 
 namespace tensogram {
-/// The wire-format version this library reads and writes.
-inline constexpr std::uint16_t wire_version = 3;
+/// The wire-format version this library reads and writes (spec 07 D2.2).
+inline constexpr std::uint16_t wire_version = TGM_WIRE_VERSION;
+static_assert(wire_version == format::wire_version);
 }  // namespace tensogram

@@ -80,3 +80,11 @@ TEST(Smoke, JsonApiReencodesSimpleF32) {
   ASSERT_EQ(out.size(), bytes.size());
   EXPECT_EQ(std::memcmp(out.data(), bytes.data(), bytes.size()), 0);
 }
+
+// Spec 07 D2.2: <tensogram.hpp> gives C++ code the C header's macro and the
+// tgm_* functions the wrapper has no C++ form of.
+TEST(Umbrella, WireVersionAndCApi) {
+  static_assert(TGM_WIRE_VERSION == 3);
+  static_assert(tensogram::wire_version == TGM_WIRE_VERSION);
+  EXPECT_STREQ(tgm_error_string(TGM_ERROR_IO), "I/O error");
+}

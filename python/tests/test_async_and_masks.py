@@ -79,3 +79,9 @@ def test_decode_with_masks_gives_stored_zeros_and_per_element_flags():
     rebuilt[m0["inf+"]] = np.inf
     rebuilt[m0["inf-"]] = -np.inf
     np.testing.assert_array_equal(rebuilt, tensogram.decode(msg).objects[0][1].ravel())
+
+
+def test_unknown_mask_method_is_a_value_error_with_the_reference_text():
+    with pytest.raises(ValueError, match=r'^unknown mask method "gzip" \(expected "none" \| "rle"'):
+        tensogram.encode({}, [({"type": "ntensor", "shape": [2], "dtype": "float64"}, np.array([1.0, np.nan]))],
+                         allow_nan=True, nan_mask_method="gzip")  # fmt: skip

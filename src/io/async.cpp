@@ -3,6 +3,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <exception>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -25,7 +26,8 @@ using steady = std::chrono::steady_clock;
 // nothing, which is how a worker's late result gets discarded.
 class pending_base {
  public:
-  explicit pending_base(std::string what) : what_(std::move(what)) {}
+  pending_base(std::string what, std::function<void()> on_settled)
+      : what_(std::move(what)), on_settled_(std::move(on_settled)) {}
   pending_base(const pending_base&) = delete;
   pending_base& operator=(const pending_base&) = delete;
   virtual ~pending_base() = default;
@@ -46,6 +48,18 @@ class pending_base {
  protected:
   // True for exactly one caller.
   bool claim() noexcept { return !settled_.exchange(true, std::memory_order_acq_rel); }
+  // Called by the claimant once the promise is set (async_options::on_settled).
+  // The hook is released right away: it may own what waits for this
+  // operation (the C API's task), which need not live as long as the pool
+  // job holding the operation.
+  void notify() noexcept {
+    std::function<void()> hook = std::move(on_settled_);
+    if (!hook) return;
+    try {
+      hook();
+    } catch (...) {  // documented as must-not-throw; never let it unwind into a worker
+    }
+  }
 
  private:
   template <typename Make>
@@ -59,6 +73,7 @@ class pending_base {
   }
 
   std::string what_;
+  std::function<void()> on_settled_;  // touched only by the claimant
   std::atomic<bool> settled_{false};
 };
 
@@ -78,11 +93,17 @@ class pending final : public pending_base {
 
   [[nodiscard]] std::future<T> future() { return promise_.get_future(); }
 
-  void succeed(T&& value) {
-    if (claim()) promise_.set_value(std::move(value));
+  // No argument for T = void.
+  template <typename... V>
+  void succeed(V&&... value) {
+    if (!claim()) return;
+    promise_.set_value(std::forward<V>(value)...);
+    notify();
   }
   void fail(std::exception_ptr e) noexcept override {
-    if (claim()) promise_.set_exception(std::move(e));
+    if (!claim()) return;
+    promise_.set_exception(std::move(e));
+    notify();
   }
 
   // Registered after construction (it needs the shared_ptr); unregistered
@@ -210,7 +231,7 @@ using runtime_ptr = std::shared_ptr<async_file::runtime>;
 // operation described by `what` (in error messages).
 template <typename T, typename F>
 std::future<T> launch(const runtime_ptr& rt, const async_options& options, std::string what, F fn) {
-  auto op = std::make_shared<pending<T>>(std::move(what));
+  auto op = std::make_shared<pending<T>>(std::move(what), options.on_settled);
   std::future<T> result = op->future();
   // With a token already cancelled the callback runs right here, settling
   // the operation before anything is queued.
@@ -229,7 +250,12 @@ std::future<T> launch(const runtime_ptr& rt, const async_options& options, std::
       // Cancelled or expired while queued: the I/O never starts.
       if (!op->settled()) {
         try {
-          op->succeed(fn());
+          if constexpr (std::is_void_v<T>) {
+            fn();
+            op->succeed();
+          } else {
+            op->succeed(fn());
+          }
         } catch (...) {
           op->fail(std::current_exception());
         }
@@ -369,6 +395,21 @@ std::future<std::vector<buffer>> async_file::decode_range_async(
                                      [f = file_, i, object_index, ranges = std::move(ranges), decode] {
                                        return f->decode_range(i, object_index, ranges, decode);
                                      });
+}
+
+// ---- async_executor ---------------------------------------------------------
+
+async_executor::async_executor(std::shared_ptr<thread_pool> pool)
+    : runtime_(std::make_shared<async_file::runtime>(std::move(pool))) {}
+
+std::future<void> async_executor::run(std::string what, std::function<void()> fn,
+                                      async_options options) const {
+  if (!fn) throw invalid_arg_error("async_executor::run: empty function");
+  return launch<void>(runtime_, options, std::move(what), std::move(fn));
+}
+
+const std::shared_ptr<thread_pool>& async_executor::pool() const noexcept {
+  return runtime_->pool;
 }
 
 // ---- free functions ---------------------------------------------------------

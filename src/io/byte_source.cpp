@@ -35,11 +35,24 @@ void check_ranges(std::span<const byte_range> ranges, std::uint64_t size, const 
 
 using tensogram::detail::unique_fd;
 
+// The reference's texts for a local path that cannot be opened (spec 08
+// §1.8, §7.1): "file not found: <path>", else the OS's reason.
+[[noreturn]] void throw_open_error(const std::filesystem::path& path, int err) {
+  if (err == ENOENT) throw io_error("file not found: " + path.string());
+  throw io_error("cannot open " + path.string() + ": " + std::strerror(err));
+}
+
 // Positional reads (`pread`) on one descriptor: no shared file offset, so
 // any number of threads read concurrently without locking.
 class local_source final : public byte_source {
  public:
-  explicit local_source(std::filesystem::path path) : path_(std::move(path)) {}
+  // Opened at once, as the reference opens its file handle in `open` (a
+  // missing path fails there, spec 08 §7.1); reading stays lazy.
+  explicit local_source(std::filesystem::path path) : path_(std::move(path)) {
+    const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw_open_error(path_, errno);
+    fd_ = unique_fd(fd);
+  }
 
   std::uint64_t size() override {
     struct stat st {};
@@ -79,20 +92,10 @@ class local_source final : public byte_source {
   std::string describe() const override { return path_.string(); }
 
  private:
-  int fd() {
-    std::call_once(opened_, [&] {
-      const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-      if (fd < 0) open_errno_ = errno;
-      fd_ = unique_fd(fd);
-    });
-    if (fd_.get() < 0) throw io_error("cannot open " + path_.string() + ": " + std::strerror(open_errno_));
-    return fd_.get();
-  }
+  int fd() const noexcept { return fd_.get(); }
 
   std::filesystem::path path_;
-  std::once_flag opened_;
   unique_fd fd_;
-  int open_errno_ = 0;
 };
 
 // Reads served from a buffer already in memory: a mapping of a file or
@@ -100,8 +103,13 @@ class local_source final : public byte_source {
 // never copies.
 class memory_source final : public byte_source {
  public:
+  // The path must exist now (as for local_source); the mapping is made by
+  // the first read.
   memory_source(std::filesystem::path path, std::string name)
-      : path_(std::move(path)), name_(std::move(name)) {}
+      : path_(std::move(path)), name_(std::move(name)) {
+    struct stat st {};
+    if (::stat(path_.c_str(), &st) != 0) throw_open_error(path_, errno);
+  }
   memory_source(buffer bytes, std::string name) : bytes_(std::move(bytes)), name_(std::move(name)) {
     std::call_once(mapped_, [] {});
   }

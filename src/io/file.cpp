@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -129,6 +130,15 @@ file file::open_source(const std::string& source, scan_mode mode) {
 }
 
 file file::create(const std::filesystem::path& path) {
+  // Missing parent directories are created, as the reference's
+  // TensogramFile::create does (spec 07 C2.4 `tgm_file_create`).
+  if (const std::filesystem::path parent = path.parent_path(); !parent.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(parent, ec);
+    if (ec)
+      throw io_error("cannot create " + path.string() + ": cannot create directory " + parent.string() +
+                     ": " + ec.message());
+  }
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   if (fd < 0) throw io_error("cannot create " + path.string() + ": " + std::strerror(errno));
   ::close(fd);

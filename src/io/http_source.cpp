@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <charconv>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -24,6 +25,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -523,6 +525,44 @@ class http_source final : public byte_source {
 
 bool is_remote_url(std::string_view source) noexcept {
   return iequals_prefix(source, "http://") || iequals_prefix(source, "https://");
+}
+
+void set_remote_option(remote_options& options, std::string_view key, std::string_view value) {
+  const std::string k(key);
+  const auto integer = [&]() -> long {
+    long v = 0;
+    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (ec != std::errc() || end != value.data() + value.size() || v < 0) {
+      throw invalid_arg_error("storage option '" + k + "' must be a non-negative integer, not '" +
+                              std::string(value) + "'");
+    }
+    return v;
+  };
+  if (key == "timeout_ms") {
+    options.timeout_ms = integer();
+  } else if (key == "connect_timeout_ms") {
+    options.connect_timeout_ms = integer();
+  } else if (key == "verify_tls") {
+    if (value == "true" || value == "1") {
+      options.verify_tls = true;
+    } else if (value == "false" || value == "0") {
+      options.verify_tls = false;
+    } else {
+      throw invalid_arg_error("storage option 'verify_tls' must be true, false, 1 or 0, not '" +
+                              std::string(value) + "'");
+    }
+  } else if (key == "header") {
+    if (value.find(':') == std::string_view::npos) {
+      throw invalid_arg_error("storage option 'header' must be \"Name: value\"");
+    }
+    options.headers.emplace_back(value);
+  } else if (key.starts_with("header.") && key.size() > 7) {
+    options.headers.push_back(std::string(key.substr(7)) + ": " + std::string(value));
+  } else {
+    throw invalid_arg_error("unsupported storage option '" + k +
+                            "' (this build reads http(s) sources; options: timeout_ms, connect_timeout_ms, "
+                            "verify_tls, header, header.<Name>)");
+  }
 }
 
 std::unique_ptr<byte_source> open_http_source(std::string url, remote_options options) {

@@ -119,7 +119,7 @@ mask_request mask_request_from(const encode_options& o) {
                                                    &o.neg_inf_mask_method};
   for (std::size_t k = 0; k < 3; ++k) {
     r.methods[k] = given[k]->empty() ? std::string(default_mask_method) : *given[k];
-    if (!is_known_mask_method(r.methods[k])) throw metadata_error("unknown mask method: " + r.methods[k]);
+    require_known_mask_method(r.methods[k]);
   }
   if (o.small_mask_threshold_bytes >= 0) r.threshold = static_cast<std::size_t>(o.small_mask_threshold_bytes);
   return r;

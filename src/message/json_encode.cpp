@@ -71,6 +71,16 @@ json_message_spec parse_message_json(const std::string& metadata_json) {
   return spec;
 }
 
+global_metadata parse_streaming_metadata_json(const std::string& metadata_json) {
+  json_message_spec spec = parse_message_json(metadata_json);
+  if (!spec.descriptors.empty()) {
+    throw metadata_error(
+        "streaming encoder metadata JSON must not contain 'descriptors': each object's descriptor is given "
+        "to write_object");
+  }
+  return std::move(spec.metadata);
+}
+
 namespace {
 std::vector<std::uint8_t> encode_json(const std::string& metadata_json,
                                       const std::vector<std::pair<const std::uint8_t*, std::size_t>>& objects,

@@ -79,6 +79,14 @@ bool is_known_mask_method(std::string_view m) noexcept {
   return m == "none" || m == "rle" || m == "roaring" || m == "lz4" || m == "zstd" || m == "blosc2";
 }
 
+void require_known_mask_method(std::string_view method) {
+  if (!is_known_mask_method(method)) {
+    throw invalid_arg_error(
+        "unknown mask method \"" + std::string(method) +
+        "\" (expected \"none\" | \"rle\" | \"roaring\" | \"lz4\" | \"zstd\" | \"blosc2\")");
+  }
+}
+
 std::string effective_mask_method(std::string_view requested, std::uint64_t n, std::size_t threshold) {
   if (threshold > 0 && packed_size(n) <= threshold) return "none";
   return std::string(requested);
@@ -93,7 +101,8 @@ std::vector<std::byte> encode_mask_blob(std::span<const std::byte> packed, std::
   if (method == "lz4") return codecs::lz4_compress(bits);
   if (method == "zstd") return codecs::zstd_compress(bits, codecs::zstd_default_level);
   if (method == "blosc2") return blosc2_mask_blob(bits);
-  throw metadata_error("unknown mask method: " + std::string(method));
+  require_known_mask_method(method);
+  return {};  // not reached: every known method is handled above
 }
 
 std::optional<cbor::value> mask_blob_params(std::string_view method) {

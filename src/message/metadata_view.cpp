@@ -83,34 +83,34 @@ std::size_t meta_value::size() const noexcept {
   const cbor::value* v = untag(v_);
   return v != nullptr ? v->size() : 0;
 }
-meta_value meta_value::at(std::size_t i) const noexcept {
+std::optional<meta_value> meta_value::at(std::size_t i) const noexcept {
   const cbor::value* v = untag(v_);
   const cbor::array* a = v != nullptr ? v->as_array() : nullptr;
-  if (a == nullptr || i >= a->size()) return meta_value();
+  if (a == nullptr || i >= a->size()) return std::nullopt;
   return meta_value(&(*a)[i]);
 }
-bool meta_value::contains(std::string_view key) const noexcept {
-  return get(key).valid();
-}
-meta_value meta_value::get(std::string_view key) const noexcept {
+std::optional<meta_value> meta_value::get(std::string_view key) const noexcept {
   const cbor::value* v = untag(v_);
-  return meta_value(v != nullptr ? v->find(key) : nullptr);
+  const cbor::value* found = v != nullptr ? v->find(key) : nullptr;
+  if (found == nullptr) return std::nullopt;
+  return meta_value(found);
 }
-std::string_view meta_value::key_at(std::size_t i) const noexcept {
+std::optional<std::string_view> meta_value::key_at(std::size_t i) const noexcept {
   const cbor::value* v = untag(v_);
   const cbor::map* m = v != nullptr ? v->as_map() : nullptr;
-  if (m == nullptr || i >= m->size()) return {};
+  if (m == nullptr || i >= m->size()) return std::nullopt;
   const std::string* k = (*m)[i].key.as_text();
-  return k != nullptr ? std::string_view(*k) : std::string_view();
+  if (k == nullptr) return std::nullopt;
+  return std::string_view(*k);
 }
-meta_value meta_value::value_at(std::size_t i) const noexcept {
+std::optional<meta_value> meta_value::value_at(std::size_t i) const noexcept {
   const cbor::value* v = untag(v_);
   const cbor::map* m = v != nullptr ? v->as_map() : nullptr;
-  if (m == nullptr || i >= m->size()) return meta_value();
+  if (m == nullptr || i >= m->size()) return std::nullopt;
   return meta_value(&(*m)[i].val);
 }
 meta_value meta_value::iterator::operator*() const noexcept {
-  return meta_value(v_).at(i_);
+  return meta_value(v_)[i_];
 }
 
 // ---------------------------------------------------------------------------
@@ -119,19 +119,24 @@ meta_value meta_value::iterator::operator*() const noexcept {
 metadata::metadata() : g_(std::make_shared<const global_metadata>()) {}
 metadata::metadata(global_metadata g) : g_(std::make_shared<const global_metadata>(std::move(g))) {}
 
-namespace {
-std::string legacy_string(const cbor::value* v) {
-  if (v == nullptr) return {};
+std::optional<std::string> legacy_text(const cbor::value* v) {
+  if (v == nullptr) return std::nullopt;
   switch (v->type()) {
     case cbor::value::kind::text: {
       const std::string& s = *v->as_text();
-      return s.find('\0') == std::string::npos ? s : std::string();
+      if (s.find('\0') != std::string::npos) return std::nullopt;
+      return s;
     }
     case cbor::value::kind::integer:
     case cbor::value::kind::floating:
     case cbor::value::kind::boolean: return display_text(*v);
-    default: return {};
+    default: return std::nullopt;
   }
+}
+
+namespace {
+std::string legacy_string(const cbor::value* v) {
+  return legacy_text(v).value_or(std::string());
 }
 std::int64_t legacy_int(const cbor::value* v, std::int64_t dflt) {
   if (v == nullptr) return dflt;

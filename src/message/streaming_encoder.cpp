@@ -324,16 +324,6 @@ void validate_preceder(const cbor::value& entry, std::size_t object) {
   }
 }
 
-global_metadata metadata_from_json(const std::string& metadata_json) {
-  json_message_spec spec = parse_message_json(metadata_json);
-  if (!spec.descriptors.empty()) {
-    throw metadata_error(
-        "streaming encoder metadata JSON must not contain 'descriptors': each object's descriptor is given "
-        "to write_object");
-  }
-  return std::move(spec.metadata);
-}
-
 }  // namespace
 
 // ---- the encoder -------------------------------------------------------------
@@ -524,15 +514,15 @@ streaming_encoder streaming_encoder::to_fd(int fd, const global_metadata& metada
 
 streaming_encoder::streaming_encoder(const std::filesystem::path& path, const std::string& metadata_json,
                                      const encode_options& options)
-    : streaming_encoder(path, metadata_from_json(metadata_json), options) {}
+    : streaming_encoder(path, parse_streaming_metadata_json(metadata_json), options) {}
 
 streaming_encoder::streaming_encoder(std::ostream& out, const std::string& metadata_json,
                                      const encode_options& options)
-    : streaming_encoder(out, metadata_from_json(metadata_json), options) {}
+    : streaming_encoder(out, parse_streaming_metadata_json(metadata_json), options) {}
 
 streaming_encoder streaming_encoder::to_fd(int fd, const std::string& metadata_json,
                                            const encode_options& options) {
-  return to_fd(fd, metadata_from_json(metadata_json), options);
+  return to_fd(fd, parse_streaming_metadata_json(metadata_json), options);
 }
 
 streaming_encoder::streaming_encoder(streaming_encoder&&) noexcept = default;

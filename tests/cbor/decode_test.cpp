@@ -2,12 +2,14 @@
 // canonical checks.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "tensogram/cbor/codec.hpp"
 #include "tensogram/cbor/value.hpp"
 #include "tensogram/core/error.hpp"
+#include "tensogram/core/utf8.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -32,6 +34,19 @@ void expect_metadata_error(const bytes& b, std::string_view fragment = {}) {
   } catch (const std::exception& e) {
     ADD_FAILURE() << "wrong exception type for " << tgtest::to_hex(b) << ": " << e.what();
   }
+}
+
+TEST(CborUtf8, FirstInvalidOffset) {
+  EXPECT_EQ(tensogram::first_invalid_utf8(""), std::string_view::npos);
+  EXPECT_EQ(tensogram::first_invalid_utf8("plain ascii"), std::string_view::npos);
+  EXPECT_EQ(tensogram::first_invalid_utf8("\xC3\xA9t\xC3\xA9 \xF0\x9F\x98\x80"),
+            std::string_view::npos);                                 // été 😀
+  EXPECT_EQ(tensogram::first_invalid_utf8("ab\xFF"), 2u);            // never a lead byte
+  EXPECT_EQ(tensogram::first_invalid_utf8("a\xC3"), 1u);             // truncated
+  EXPECT_EQ(tensogram::first_invalid_utf8("\xC0\x80"), 0u);          // overlong NUL
+  EXPECT_EQ(tensogram::first_invalid_utf8("x\xED\xA0\x80"), 1u);     // surrogate
+  EXPECT_EQ(tensogram::first_invalid_utf8("\xF4\x90\x80\x80"), 0u);  // above U+10FFFF
+  EXPECT_EQ(tensogram::first_invalid_utf8("\xC3("), 0u);             // bad continuation
 }
 
 TEST(CborDecode, AnyIntegerWidthAccepted) {

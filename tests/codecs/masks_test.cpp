@@ -253,7 +253,10 @@ TEST(MaskOptions, ZstdLevelAndBlosc2) {
     EXPECT_EQ(*e->find("params")->find("level")->as_int64(), 5);
   }
   EXPECT_GT(entries, 0U);
-  expect_error<tg::error>([&] { (void)encode_one(d, s.input, mask_options("gzip", 0)); });
+  // An unknown method is a bad argument (issue 24), with the reference's text.
+  expect_error<tg::invalid_arg_error>(
+      [&] { (void)encode_one(d, s.input, mask_options("gzip", 0)); },
+      R"(unknown mask method "gzip" (expected "none" | "rle" | "roaring" | "lz4" | "zstd" | "blosc2"))");
   // Not allowed → strict errors as before.
   tg::encode_options only_nan = mask_options("rle", 0);
   only_nan.allow_inf = false;

@@ -69,6 +69,46 @@ TEST(Errors, MissingHashText) {
       << e.what();
 }
 
+// Spec 07 D2.2: every class takes (tgm_error, message); what() is the
+// message verbatim and code() the code given.
+template <typename E>
+void expect_reference_form(tgm_error code) {
+  static_assert(std::is_constructible_v<E, tgm_error, const std::string&>);
+  const std::string text = "text from the C layer";
+  const E e(code, text);
+  EXPECT_EQ(std::string(e.what()), text);
+  EXPECT_EQ(e.code(), code);
+  EXPECT_EQ(e.detail(), text);
+  try {
+    throw E(code, "thrown");
+  } catch (const tensogram::error& caught) {
+    EXPECT_STREQ(caught.what(), "thrown");
+    EXPECT_EQ(caught.code(), code);
+  }
+}
+
+TEST(Errors, ReferenceConstructors) {
+  expect_reference_form<tensogram::error>(TGM_ERROR_END_OF_ITER);
+  expect_reference_form<tensogram::framing_error>(TGM_ERROR_FRAMING);
+  expect_reference_form<tensogram::metadata_error>(TGM_ERROR_METADATA);
+  expect_reference_form<tensogram::encoding_error>(TGM_ERROR_ENCODING);
+  expect_reference_form<tensogram::compression_error>(TGM_ERROR_COMPRESSION);
+  expect_reference_form<tensogram::object_error>(TGM_ERROR_OBJECT);
+  expect_reference_form<tensogram::io_error>(TGM_ERROR_IO);
+  expect_reference_form<tensogram::integrity_error>(TGM_ERROR_HASH_MISMATCH);
+  expect_reference_form<tensogram::hash_mismatch_error>(TGM_ERROR_HASH_MISMATCH);
+  expect_reference_form<tensogram::missing_hash_error>(TGM_ERROR_MISSING_HASH);
+  expect_reference_form<tensogram::invalid_arg_error>(TGM_ERROR_INVALID_ARG);
+  expect_reference_form<tensogram::remote_error>(TGM_ERROR_REMOTE);
+  expect_reference_form<tensogram::timeout_error>(TGM_ERROR_TIMEOUT);
+  expect_reference_form<tensogram::cancelled_error>(TGM_ERROR_CANCELLED);
+  const tensogram::hash_mismatch_error h(TGM_ERROR_HASH_MISMATCH, "x");
+  EXPECT_FALSE(h.object_index().has_value());
+  EXPECT_EQ(tensogram::missing_hash_error(TGM_ERROR_MISSING_HASH, "x").object_index(), 0u);
+  // The one-argument forms keep the category prefix.
+  EXPECT_STREQ(tensogram::io_error("x").what(), "io error: x");
+}
+
 TEST(Errors, CodeText) {
   EXPECT_EQ(tensogram::error_code_text(TGM_ERROR_FRAMING), "framing error");
   EXPECT_EQ(tensogram::error_code_text(TGM_ERROR_MISSING_HASH), "missing hash");

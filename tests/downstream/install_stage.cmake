@@ -42,6 +42,7 @@ if(NOT config_file)
 endif()
 get_filename_component(config_dir "${config_file}" DIRECTORY)
 set(required ${STAGE}/include/tensogram.hpp ${STAGE}/include/tensogram/core/tgm_error.h
+             ${STAGE}/include/tensogram.h ${STAGE}/include/tensogram/tensogram.h
              ${STAGE}/include/metatensor.hpp ${STAGE}/include/metatensor/stream_client.hpp)
 foreach(product IN LISTS products)
   list(APPEND required ${config_dir}/${product}Targets.cmake)

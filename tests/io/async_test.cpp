@@ -313,6 +313,75 @@ void compare_all(const af::async_file& a, tg::file& s, const std::string& name) 
   }
 }
 
+// ---- async_executor and on_settled ----------------------------------------------------
+
+TEST(AsyncExecutor, RunsWorkAndCallsTheHookAfterTheFutureIsReady) {
+  const af::async_executor exec(std::make_shared<tg::thread_pool>(2));
+  EXPECT_EQ(exec.pool()->size(), 2u);
+  std::atomic<int> ran{0};
+  std::promise<bool> hook_saw_ready;
+  std::shared_future<void> shared;
+  std::mutex mu;
+  af::async_options options;
+  options.on_settled = [&] {
+    const std::lock_guard lock(mu);
+    hook_saw_ready.set_value(shared.valid() ? shared.wait_for(0s) == std::future_status::ready : true);
+  };
+  {
+    const std::lock_guard lock(mu);  // the hook waits until `shared` is set
+    shared = exec.run(
+                     "work", [&] { ran.fetch_add(1); }, options)
+                 .share();
+  }
+  EXPECT_TRUE(hook_saw_ready.get_future().get());
+  shared.get();
+  EXPECT_EQ(ran.load(), 1);
+  auto failing = exec.run("failing", [] { throw tg::io_error("disk gone"); });
+  EXPECT_THROW(failing.get(), tg::io_error);
+  EXPECT_THROW((void)exec.run("empty", nullptr), tg::invalid_arg_error);
+}
+
+TEST(AsyncExecutor, CancelAndTimeoutSettleOnceAndCallTheHookOnce) {
+  const af::async_executor exec(std::make_shared<tg::thread_pool>(1));
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  auto blocker = exec.run("blocker", [released] { released.wait(); });
+  std::atomic<int> hooks{0};
+  std::atomic<bool> second_ran{false};
+  af::async_options cancelled;
+  cancelled.on_settled = [&] { hooks.fetch_add(1); };
+  auto queued = exec.run(
+      "queued", [&] { second_ran = true; }, cancelled);
+  cancelled.token.cancel();
+  EXPECT_EQ(hooks.load(), 1);  // on the cancelling thread, before cancel() returned
+  EXPECT_THROW(queued.get(), tg::cancelled_error);
+  af::async_options timed;
+  timed.timeout = 20ms;
+  timed.on_settled = [&] { hooks.fetch_add(1); };
+  auto expiring = exec.run(
+      "expiring", [] {}, timed);
+  EXPECT_THROW(expiring.get(), tg::timeout_error);
+  release.set_value();
+  blocker.get();
+  // Both were skipped: settled while queued.
+  auto after = exec.run("after", [] {});
+  after.get();
+  EXPECT_FALSE(second_ran.load());
+  EXPECT_EQ(hooks.load(), 2);
+}
+
+TEST(AsyncFile, OnSettledIsCalledForFileOperations) {
+  const auto path = tgtest::fixture_path("multi_message.tgm");
+  const af::async_file f = af::async_file::open(path).get();
+  std::promise<void> called;
+  af::async_options options;
+  options.on_settled = [&] { called.set_value(); };
+  auto count = f.message_count_async(options);
+  called.get_future().get();
+  EXPECT_EQ(count.wait_for(0s), std::future_status::ready);
+  EXPECT_EQ(count.get(), 2u);
+}
+
 // ---- thread pool ------------------------------------------------------------------------
 
 TEST(AsyncThreadPool, SizesAndDefault) {

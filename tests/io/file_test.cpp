@@ -72,14 +72,28 @@ TEST_P(FileFixtures, EveryFixtureReadsAsTheBufferApi) {
 INSTANTIATE_TEST_SUITE_P(Paths, FileFixtures,
                          ::testing::Values(path_kind::local, path_kind::mapped, path_kind::local_forward));
 
-TEST(File, OpenDoesNoIo) {
+// The reference opens its file handle eagerly and scans lazily (issue 24):
+// a missing path fails `open`, an existing one is not read by it.
+TEST(File, OpenIsEagerScanIsLazy) {
   tgtest::temp_dir dir;
   const auto missing = dir / "missing.tgm";
-  tensogram::file f = tensogram::file::open(missing);  // no throw: nothing read yet
+  for (const bool mapped : {false, true}) {
+    try {
+      (void)(mapped ? tensogram::file::open_mmap(missing) : tensogram::file::open(missing));
+      ADD_FAILURE() << "open of a missing path succeeded";
+    } catch (const tensogram::io_error& e) {
+      EXPECT_EQ(e.detail(), "file not found: " + missing.string());
+    }
+  }
+  tensogram::file f = tensogram::file::open(tgtest::fixture_path("thousand-msg.tgm"));
   EXPECT_EQ(f.source().stats().requests, 0U);
-  EXPECT_THROW((void)f.message_count(), tensogram::io_error);
-  tensogram::file m = tensogram::file::open_mmap(missing);
-  EXPECT_THROW((void)m.message_count(), tensogram::io_error);
+  EXPECT_EQ(f.message_count(), 1000U);
+  // A file removed after open stays readable through the open descriptor.
+  const auto gone = dir / "gone.tgm";
+  std::filesystem::copy_file(tgtest::fixture_path("thousand-msg.tgm"), gone);
+  tensogram::file g = tensogram::file::open(gone);
+  std::filesystem::remove(gone);
+  EXPECT_EQ(g.message_count(), 1000U);
 }
 
 TEST(File, ScanReadsOnlyProbes) {
@@ -111,6 +125,21 @@ TEST(File, MappedNativeObjectsAreViewsIntoTheMapping) {
   const tensogram::message one = f.decode_object(0, 1);
   EXPECT_TRUE(one.object(0).is_view());
   EXPECT_TRUE(whole.contains(one.object(0).bytes()));
+}
+
+TEST(File, CreateMakesMissingParentDirectories) {
+  tgtest::temp_dir dir;
+  const auto p = dir / "a" / "b" / "out.tgm";
+  tensogram::file f = tensogram::file::create(p);
+  EXPECT_TRUE(std::filesystem::is_regular_file(p));
+  EXPECT_EQ(f.message_count(), 0U);
+  // A regular file where a directory is needed: io_error naming the path.
+  try {
+    (void)tensogram::file::create(p / "c.tgm");
+    ADD_FAILURE() << "expected io_error";
+  } catch (const tensogram::io_error& e) {
+    EXPECT_NE(std::string(e.what()).find("c.tgm"), std::string::npos) << e.what();
+  }
 }
 
 TEST(File, CreateAppendAndReadBack) {

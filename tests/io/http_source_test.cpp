@@ -110,6 +110,26 @@ class HttpSource : public ::testing::Test {
   static inline bytes data_;
 };
 
+TEST(RemoteOptions, SetFromText) {
+  io::remote_options o;
+  io::set_remote_option(o, "timeout_ms", "1500");
+  io::set_remote_option(o, "connect_timeout_ms", "250");
+  io::set_remote_option(o, "verify_tls", "false");
+  io::set_remote_option(o, "header", "Authorization: Bearer x");
+  io::set_remote_option(o, "header.X-Trace", "42");
+  EXPECT_EQ(o.timeout_ms, 1500);
+  EXPECT_EQ(o.connect_timeout_ms, 250);
+  EXPECT_FALSE(o.verify_tls);
+  EXPECT_EQ(o.headers, (std::vector<std::string>{"Authorization: Bearer x", "X-Trace: 42"}));
+  io::set_remote_option(o, "verify_tls", "1");
+  EXPECT_TRUE(o.verify_tls);
+  EXPECT_THROW(io::set_remote_option(o, "timeout_ms", "12x"), tensogram::invalid_arg_error);
+  EXPECT_THROW(io::set_remote_option(o, "timeout_ms", "-1"), tensogram::invalid_arg_error);
+  EXPECT_THROW(io::set_remote_option(o, "verify_tls", "maybe"), tensogram::invalid_arg_error);
+  EXPECT_THROW(io::set_remote_option(o, "header", "no colon"), tensogram::invalid_arg_error);
+  EXPECT_THROW(io::set_remote_option(o, "aws_access_key_id", "k"), tensogram::invalid_arg_error);
+}
+
 TEST(HttpSourceUrl, IsRemoteUrl) {
   EXPECT_TRUE(io::is_remote_url("http://example.com/a.tgm"));
   EXPECT_TRUE(io::is_remote_url("https://example.com/a.tgm"));

@@ -25,6 +25,34 @@ void expect_metadata_error(F&& f, const std::string& fragment) {
   }
 }
 
+TEST(LegacyText, TheLegacyGettersRendering) {
+  EXPECT_EQ(tg::legacy_text(nullptr), std::nullopt);
+  const value text("2t");
+  EXPECT_EQ(tg::legacy_text(&text), "2t");
+  const value empty("");
+  EXPECT_EQ(tg::legacy_text(&empty), "");
+  const value nul(std::string("a\0b", 3));
+  EXPECT_EQ(tg::legacy_text(&nul), std::nullopt);
+  const value i(std::int64_t{-12});
+  EXPECT_EQ(tg::legacy_text(&i), "-12");
+  const value f(0.5);
+  EXPECT_EQ(tg::legacy_text(&f), "0.5");
+  const value b(true);
+  EXPECT_EQ(tg::legacy_text(&b), "true");
+  const value null;
+  EXPECT_EQ(tg::legacy_text(&null), std::nullopt);
+  const value map = value::make_map({{"a", 1}});
+  EXPECT_EQ(tg::legacy_text(&map), std::nullopt);
+  const value bytes(cbor::byte_string{std::byte{1}});
+  EXPECT_EQ(tg::legacy_text(&bytes), std::nullopt);
+  // The C++ getter keeps returning "" for all of these.
+  tg::global_metadata g;
+  g.base.push_back(value::make_map({{"nul", nul}, {"x", f}}));
+  const tg::metadata m(g);
+  EXPECT_EQ(m.get_string("nul"), "");
+  EXPECT_EQ(m.get_string("x"), "0.5");
+}
+
 TEST(GlobalMetadata, UnknownTopLevelKeysMoveToExtra) {
   const value v = value::make_map({{"version", 3},
                                    {"reserved", value::make_map()},
@@ -191,6 +219,41 @@ TEST(MetadataView, DefaultMetadataIsEmpty) {
   EXPECT_FALSE(tg::meta_value().valid());
   EXPECT_EQ(tg::meta_value().size(), 0u);
   EXPECT_TRUE(tg::meta_value().is_null());
+}
+
+// Spec 07 D2.2: get/at/value_at give std::optional<meta_value>, key_at
+// std::optional<std::string_view>; empty for a miss, never an exception.
+TEST(MetaValue, LookupsAreOptional) {
+  cbor::map entries;
+  entries.push_back({value("a"), value(1)});
+  entries.push_back({value(7), value("int key")});
+  const value map(entries);
+  const value arr(cbor::array{value(10), value(20)});
+  const tg::meta_value m(&map);
+  const tg::meta_value a(&arr);
+
+  EXPECT_EQ(m.key_at(0), std::optional<std::string_view>("a"));
+  EXPECT_FALSE(m.key_at(1).has_value());  // a non-text key
+  EXPECT_FALSE(m.key_at(2).has_value());
+  ASSERT_TRUE(m.value_at(1).has_value());
+  EXPECT_EQ(m.value_at(1)->as_string(), "int key");
+  EXPECT_FALSE(m.value_at(2).has_value());
+  EXPECT_EQ(m.get("a")->as_int(), 1);
+  EXPECT_FALSE(m.get("b").has_value());
+  EXPECT_FALSE(m.at(0).has_value());
+
+  EXPECT_EQ(a.at(1)->as_int(), 20);
+  EXPECT_FALSE(a.at(2).has_value());
+  EXPECT_FALSE(a[2].valid());
+  EXPECT_FALSE(a.get("a").has_value());
+  EXPECT_FALSE(a.key_at(0).has_value());
+  EXPECT_FALSE(a.value_at(0).has_value());
+
+  const tg::meta_value invalid;
+  EXPECT_FALSE(invalid.get("a").has_value());
+  EXPECT_FALSE(invalid.at(0).has_value());
+  EXPECT_FALSE(invalid.key_at(0).has_value());
+  EXPECT_FALSE(invalid.value_at(0).has_value());
 }
 
 }  // namespace

@@ -382,6 +382,16 @@ std::vector<double> smooth(std::size_t n, double phase = 0) {
 
 // ---- layout, decode paths and equality with buffered mode, per pipeline ----------------
 
+TEST(StreamingEncoder, MetadataJsonParsing) {
+  const tensogram::global_metadata g =
+      tensogram::parse_streaming_metadata_json(R"({"base":[{"a":1}],"experiment":"x"})");
+  ASSERT_EQ(g.base.size(), 1U);
+  EXPECT_EQ(g.extra.find("experiment")->as_text() != nullptr, true);
+  EXPECT_THROW((void)tensogram::parse_streaming_metadata_json(R"({"descriptors":[{"type":"ntensor"}]})"),
+               tensogram::metadata_error);
+  EXPECT_THROW((void)tensogram::parse_streaming_metadata_json("[]"), tensogram::metadata_error);
+}
+
 TEST(StreamingEncoder, SeveralDtypesPipelineNone) {
   std::mt19937_64 rng(42);
   std::vector<object_case> objs;
@@ -1075,7 +1085,7 @@ TEST(StreamingEncoderErrors, BadOptionsAtConstruction) {
   EXPECT_THROW(tg::streaming_encoder(os, tg::global_metadata{}, o), tg::metadata_error);
   o = {};
   o.nan_mask_method = "gzip";
-  EXPECT_THROW(tg::streaming_encoder(os, tg::global_metadata{}, o), tg::metadata_error);
+  EXPECT_THROW(tg::streaming_encoder(os, tg::global_metadata{}, o), tg::invalid_arg_error);
   EXPECT_TRUE(os.str().empty());
 }
 

@@ -1,5 +1,8 @@
 // `copy`: matching messages copied as raw bytes, to one file or fanned out
 // through a `[key]` name template (spec 04 §A.5).
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 #include <map>
 
 #include <tensogram.hpp>
@@ -42,6 +45,14 @@ void run_copy(const copy_args& args, const global_options& globals) {
   // duplicates the messages (§A.5). `append_raw` appends one whole message
   // and cuts the file back if the write fails, so earlier messages are
   // never damaged. Directories are not created.
+  // file::open needs an existing file (it opens eagerly, as the
+  // reference's does): create an absent one empty first, never truncating.
+  const auto open_for_append = [](const std::string& name) {
+    if (!std::ofstream(name, std::ios::binary | std::ios::app)) {
+      throw io_error("cannot create " + name + ": " + std::strerror(errno));
+    }
+    return tensogram::file::open(name);
+  };
   std::map<std::string, tensogram::file> outputs;
   for (std::size_t i = 0; i < count; ++i) {
     const buffer msg = in.message(i);
@@ -49,7 +60,7 @@ void run_copy(const copy_args& args, const global_options& globals) {
     if (!clause || matches(meta.global(), *clause)) {
       const std::string name = expand_key_template(args.output, meta.global());
       auto it = outputs.find(name);
-      if (it == outputs.end()) it = outputs.emplace(name, tensogram::file::open(name)).first;
+      if (it == outputs.end()) it = outputs.emplace(name, open_for_append(name)).first;
       it->second.append_raw(msg.bytes());
     }
     bar.advance();

@@ -5,6 +5,11 @@
 // exception types as with the reference C++ wrapper; `what()` carries the
 // reference's display prefix ("framing error: ...") followed by a message
 // that says what went wrong and where.
+//
+// Every class also has the reference wrapper's constructor
+// `X(tgm_error code, const std::string& msg)` (spec 07 D2.2): `what()` is
+// `msg` verbatim (no prefix added) and `code()` the given code, as when the
+// wrapper rethrows an error text it received from the C layer.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +31,8 @@ class error : public std::runtime_error {
       : std::runtime_error(std::string(prefix) + std::string(detail)),
         code_(code),
         prefix_size_(prefix.size()) {}
+  /// The reference wrapper's form: `what()` is `msg` as given.
+  error(tgm_error code, const std::string& msg) : std::runtime_error(msg), code_(code), prefix_size_(0) {}
   /// The C API code of this error's category.
   [[nodiscard]] tgm_error code() const noexcept { return code_; }
   /// The message without the category prefix, for wrapping in context.
@@ -42,18 +49,21 @@ class error : public std::runtime_error {
 class framing_error : public error {
  public:
   explicit framing_error(std::string_view msg) : error(TGM_ERROR_FRAMING, "framing error: ", msg) {}
+  framing_error(tgm_error code, const std::string& msg) : error(code, msg) {}
 };
 
 /// CBOR bodies that do not parse or have the wrong shape; bad parameters.
 class metadata_error : public error {
  public:
   explicit metadata_error(std::string_view msg) : error(TGM_ERROR_METADATA, "metadata error: ", msg) {}
+  metadata_error(tgm_error code, const std::string& msg) : error(code, msg) {}
 };
 
 /// Pipeline failures: unknown codecs, non-finite input, size mismatches.
 class encoding_error : public error {
  public:
   explicit encoding_error(std::string_view msg) : error(TGM_ERROR_ENCODING, "encoding error: ", msg) {}
+  encoding_error(tgm_error code, const std::string& msg) : error(code, msg) {}
 };
 
 /// Only used for range decode of szip without block offsets (spec 02 §16.2).
@@ -61,18 +71,21 @@ class compression_error : public error {
  public:
   explicit compression_error(std::string_view msg)
       : error(TGM_ERROR_COMPRESSION, "compression error: ", msg) {}
+  compression_error(tgm_error code, const std::string& msg) : error(code, msg) {}
 };
 
 /// Object index out of range.
 class object_error : public error {
  public:
   explicit object_error(std::string_view msg) : error(TGM_ERROR_OBJECT, "object error: ", msg) {}
+  object_error(tgm_error code, const std::string& msg) : error(code, msg) {}
 };
 
 /// File system failures; the message starts with the path involved.
 class io_error : public error {
  public:
   explicit io_error(std::string_view msg) : error(TGM_ERROR_IO, "io error: ", msg) {}
+  io_error(tgm_error code, const std::string& msg) : error(code, msg) {}
 };
 
 /// Base of the two hash verification failures.
@@ -86,6 +99,9 @@ class hash_mismatch_error : public integrity_error {
  public:
   hash_mismatch_error(std::optional<std::uint64_t> object_index, std::uint64_t expected,
                       std::uint64_t actual);
+  /// No object index and zero digests: the text is all there is.
+  hash_mismatch_error(tgm_error code, const std::string& msg)
+      : integrity_error(code, msg), expected_(0), actual_(0) {}
   [[nodiscard]] std::optional<std::uint64_t> object_index() const noexcept { return object_; }
   [[nodiscard]] std::uint64_t expected() const noexcept { return expected_; }
   [[nodiscard]] std::uint64_t actual() const noexcept { return actual_; }
@@ -100,6 +116,8 @@ class hash_mismatch_error : public integrity_error {
 class missing_hash_error : public integrity_error {
  public:
   explicit missing_hash_error(std::uint64_t object_index);
+  /// Object index 0: the text is all there is.
+  missing_hash_error(tgm_error code, const std::string& msg) : integrity_error(code, msg), object_(0) {}
   [[nodiscard]] std::uint64_t object_index() const noexcept { return object_; }
 
  private:
@@ -111,24 +129,28 @@ class invalid_arg_error : public error {
  public:
   explicit invalid_arg_error(std::string_view msg)
       : error(TGM_ERROR_INVALID_ARG, "invalid argument: ", msg) {}
+  invalid_arg_error(tgm_error code, const std::string& msg) : error(code, msg) {}
 };
 
 /// Failures of remote (HTTP) access.
 class remote_error : public error {
  public:
   explicit remote_error(std::string_view msg) : error(TGM_ERROR_REMOTE, "remote error: ", msg) {}
+  remote_error(tgm_error code, const std::string& msg) : error(code, msg) {}
 };
 
 /// An asynchronous operation did not complete before its deadline.
 class timeout_error : public error {
  public:
   explicit timeout_error(std::string_view msg) : error(TGM_ERROR_TIMEOUT, "timeout: ", msg) {}
+  timeout_error(tgm_error code, const std::string& msg) : error(code, msg) {}
 };
 
 /// An asynchronous operation was cancelled through its cancellation token.
 class cancelled_error : public error {
  public:
   explicit cancelled_error(std::string_view msg) : error(TGM_ERROR_CANCELLED, "cancelled: ", msg) {}
+  cancelled_error(tgm_error code, const std::string& msg) : error(code, msg) {}
 };
 
 /// Text of a code as the reference's `tgm_error_string` prints it.

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <future>
 #include <memory>
 #include <optional>
@@ -59,6 +60,14 @@ struct async_options {
   std::optional<std::chrono::milliseconds> timeout;
   /// Cancels the operation (see `cancellation_token`).
   cancellation_token token;
+  /// Called once, right after the future became ready (with a value, an
+  /// exception, a cancellation or a timeout), on the thread that settled it:
+  /// a pool worker, the thread calling `cancel()`, the deadline watcher, or
+  /// the launching thread when the operation fails at once. Lets callers
+  /// react to completion without blocking a thread on the future (the C
+  /// API's completion callbacks, spec 07 C2.5). Must not throw; keep it
+  /// short, it delays whoever settled the operation.
+  std::function<void()> on_settled;
 };
 
 /// A `tensogram::file` used through futures. The handle is cheap to copy;
@@ -137,6 +146,29 @@ class async_file {
 
   std::shared_ptr<runtime> runtime_;
   std::shared_ptr<tensogram::file> file_;
+};
+
+/// Runs arbitrary work on a thread pool as operations with the rules of the
+/// `async_file` operations (settled once by the work, the token or the
+/// deadline; `on_settled` called after). Copies share the pool and the
+/// deadline watcher. What the C API's async streaming encoder runs on.
+class async_executor {
+ public:
+  /// On `pool` (a new pool of `thread_pool::default_threads()` workers when
+  /// null).
+  explicit async_executor(std::shared_ptr<thread_pool> pool = nullptr);
+
+  /// Queues `fn` as one operation; `what` names it in cancellation and
+  /// timeout messages. `fn` runs at most once, and not at all when the
+  /// operation was cancelled or expired while queued; an exception it throws
+  /// becomes the future's.
+  [[nodiscard]] std::future<void> run(std::string what, std::function<void()> fn,
+                                      async_options options = {}) const;
+
+  [[nodiscard]] const std::shared_ptr<thread_pool>& pool() const noexcept;
+
+ private:
+  std::shared_ptr<async_file::runtime> runtime_;
 };
 
 // The names of the reference's async entry points, as free functions.

@@ -10,6 +10,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tensogram/core/buffer.hpp"
@@ -85,10 +86,12 @@ class byte_source {
   std::atomic<std::uint64_t> bytes_{0};
 };
 
-/// A local file read with `pread`; opened on the first read or size call.
+/// A local file read with `pread`, opened now: `io_error` "file not found:
+/// <path>" (or the OS's reason) when it cannot be.
 [[nodiscard]] std::unique_ptr<byte_source> open_local_source(std::filesystem::path path);
 
-/// A local file mapped read-only into memory (mapped on first use).
+/// A local file mapped read-only into memory on first use; the path must
+/// exist now (`io_error` "file not found: <path>").
 [[nodiscard]] std::unique_ptr<byte_source> open_mapped_source(std::filesystem::path path);
 
 /// A byte buffer already in memory (tests, in-memory files).
@@ -105,6 +108,13 @@ struct remote_options {
   /// Verify TLS peers (https).
   bool verify_tls = true;
 };
+
+/// Sets one option given as text, as the C API's storage options come
+/// (spec 07 C2.4 `tgm_async_file_open_remote`): `timeout_ms` and
+/// `connect_timeout_ms` (decimal), `verify_tls` (`true`/`false`/`1`/`0`),
+/// `header` ("Name: value", repeatable) or `header.<Name>` (the value).
+/// Throws `invalid_arg_error` for any other key or a malformed value.
+void set_remote_option(remote_options& options, std::string_view key, std::string_view value);
 
 /// True if `source` names a remote object (http:// or https://).
 [[nodiscard]] bool is_remote_url(std::string_view source) noexcept;

@@ -24,8 +24,9 @@
 
 namespace tensogram {
 
-/// A file of concatenated messages. `open*` does no I/O: the message list is
-/// built by the first call that needs it, reading preambles and postambles
+/// A file of concatenated messages. `open` and `open_mmap` fail at once for a
+/// path that cannot be opened (`io_error`, as the reference's open does) but
+/// read nothing: the message list is built by the first call that needs it, reading preambles and postambles
 /// only (never the whole file). Every member function is safe to call from
 /// many threads at once on one `file`; moving or destroying it is not.
 class file {
@@ -42,7 +43,8 @@ class file {
                                         scan_mode mode = scan_mode::bidirectional);
   /// `open_remote` for http(s) URLs, `open` otherwise.
   [[nodiscard]] static file open_source(const std::string& source, scan_mode mode = scan_mode::bidirectional);
-  /// Creates the file, truncating an existing one, ready for `append`.
+  /// Creates the file (and missing parent directories), truncating an
+  /// existing one, ready for `append`.
   [[nodiscard]] static file create(const std::filesystem::path& path);
   /// Any byte source (tests, custom storage).
   [[nodiscard]] static file from_source(std::unique_ptr<io::byte_source> source,

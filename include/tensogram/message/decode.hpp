@@ -51,8 +51,13 @@ class decoded_object {
   [[nodiscard]] const std::vector<std::uint64_t>& strides() const noexcept { return descriptor_.strides; }
   [[nodiscard]] std::string dtype_string() const { return std::string(dtype_name(descriptor_.dtype)); }
   [[nodiscard]] const std::string& object_type() const noexcept { return descriptor_.type; }
-  /// `"big"`/`"little"`: the order of the returned bytes.
-  [[nodiscard]] std::string byte_order_string() const { return std::string(byte_order_name(data_order_)); }
+  /// `"big"`/`"little"`: the descriptor's declared order (absent = host), as
+  /// the reference wrapper reports it even when `bytes()` were converted to
+  /// the host's order (spec 07 C2.4 `tgm_object_byte_order`); the order of
+  /// `bytes()` is `data_byte_order()`.
+  [[nodiscard]] std::string byte_order_string() const {
+    return std::string(byte_order_name(descriptor_.effective_byte_order()));
+  }
   [[nodiscard]] const std::string& encoding() const noexcept { return descriptor_.encoding; }
   [[nodiscard]] const std::string& filter() const noexcept { return descriptor_.filter; }
   [[nodiscard]] const std::string& compression() const noexcept { return descriptor_.compression; }

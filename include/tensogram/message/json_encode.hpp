@@ -30,6 +30,11 @@ struct json_message_spec {
 /// `metadata_error` on malformed JSON or an invalid descriptor.
 [[nodiscard]] data_object_descriptor parse_descriptor_json(const std::string& descriptor_json);
 
+/// The `metadata_json` of the streaming encoders: as `parse_message_json`,
+/// and a `descriptors` key is a `metadata_error` (each object's descriptor
+/// comes with its data).
+[[nodiscard]] global_metadata parse_streaming_metadata_json(const std::string& metadata_json);
+
 /// Encodes raw native-layout objects described by `metadata_json`.
 [[nodiscard]] std::vector<std::uint8_t> encode(
     const std::string& metadata_json, const std::vector<std::pair<const std::uint8_t*, std::size_t>>& objects,

@@ -41,6 +41,10 @@ struct substituted_data {
 
 /// True for `none`, `rle`, `roaring`, `lz4`, `zstd`, `blosc2`.
 [[nodiscard]] bool is_known_mask_method(std::string_view method) noexcept;
+/// Throws `invalid_arg_error` with the reference's text (spec 08 §1,
+/// `unknown mask method "<m>" (expected "none" | ... | "blosc2")`) unless
+/// `method` is known: a mask method is a caller's option (spec 07 C2.3).
+void require_known_mask_method(std::string_view method);
 
 /// The method actually written: `none` when the threshold is positive and
 /// the packed mask is no larger than it, else `requested` (spec 03 §11.3).

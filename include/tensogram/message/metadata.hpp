@@ -83,4 +83,10 @@ namespace tensogram {
 /// `true`/`false`; null `null`; containers and bytes as compact JSON.
 [[nodiscard]] std::string display_text(const cbor::value& v);
 
+/// The text the legacy string getters return for a value (spec 02 §12, spec
+/// 07 C2.4 `tgm_metadata_get_string`): text as is, integers, floats and
+/// booleans as `display_text`; nothing for an absent value (nullptr), null,
+/// bytes, containers, tags and text with an interior NUL.
+[[nodiscard]] std::optional<std::string> legacy_text(const cbor::value* v);
+
 }  // namespace tensogram

@@ -46,15 +46,19 @@ class meta_value {
 
   /// Elements of an array or entries of a map; 0 otherwise.
   [[nodiscard]] std::size_t size() const noexcept;
-  /// Array element (invalid cursor when out of range or not an array).
-  [[nodiscard]] meta_value at(std::size_t i) const noexcept;
-  [[nodiscard]] meta_value operator[](std::size_t i) const noexcept { return at(i); }
-  /// Map lookup of one key (no dots).
-  [[nodiscard]] bool contains(std::string_view key) const noexcept;
-  [[nodiscard]] meta_value get(std::string_view key) const noexcept;
-  /// i-th map entry's key text (empty for non-text keys) and value.
-  [[nodiscard]] std::string_view key_at(std::size_t i) const noexcept;
-  [[nodiscard]] meta_value value_at(std::size_t i) const noexcept;
+  // Lookups return std::optional, as the reference wrapper's do (spec 07
+  // D2.2): empty when out of range, absent or of the wrong kind.
+  /// Array element.
+  [[nodiscard]] std::optional<meta_value> at(std::size_t i) const noexcept;
+  /// Array element, or an invalid cursor when out of range or not an array.
+  [[nodiscard]] meta_value operator[](std::size_t i) const noexcept { return at(i).value_or(meta_value()); }
+  /// Map lookup of one key (no dot splitting).
+  [[nodiscard]] bool contains(std::string_view key) const noexcept { return get(key).has_value(); }
+  [[nodiscard]] std::optional<meta_value> get(std::string_view key) const noexcept;
+  /// i-th map entry's key (empty for a non-text key, as tgm_value_map_key_at
+  /// gives NULL) and value, in the map's stored order.
+  [[nodiscard]] std::optional<std::string_view> key_at(std::size_t i) const noexcept;
+  [[nodiscard]] std::optional<meta_value> value_at(std::size_t i) const noexcept;
 
   /// The underlying CBOR value (nullptr when invalid).
   [[nodiscard]] const cbor::value* raw() const noexcept { return v_; }

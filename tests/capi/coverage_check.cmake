@@ -1,0 +1,35 @@
+# cmake -DHEADER=tensogram.h -DSOURCES="a.cpp;b.cpp" -DEXPECTED=135 -P coverage_check.cmake
+#
+# Fails unless the header declares exactly EXPECTED tgm_* functions (spec 07
+# C2.4) and every one of them is called somewhere in SOURCES.
+file(READ ${HEADER} header)
+# Comments mention functions too: drop them, then every `tgm_name(` left is
+# a declaration.
+string(REGEX REPLACE "/\\*([^*]|\\*+[^*/])*\\*+/" "" header "${header}")
+string(REGEX MATCHALL "tgm_[a-z0-9_]+\\(" decls "${header}")
+set(functions "")
+foreach(decl IN LISTS decls)
+  string(REGEX REPLACE "\\($" "" name "${decl}")
+  list(APPEND functions ${name})
+endforeach()
+list(REMOVE_DUPLICATES functions)
+list(LENGTH functions count)
+if(NOT count EQUAL EXPECTED)
+  message(FATAL_ERROR "${HEADER} declares ${count} tgm_* functions, expected ${EXPECTED}")
+endif()
+set(all "")
+foreach(src IN LISTS SOURCES)
+  file(READ ${src} text)
+  string(APPEND all "${text}")
+endforeach()
+set(missing "")
+foreach(fn IN LISTS functions)
+  string(REGEX MATCH "[^a-z0-9_]${fn}[^a-z0-9_]" hit "${all}")
+  if(hit STREQUAL "")
+    list(APPEND missing ${fn})
+  endif()
+endforeach()
+if(missing)
+  message(FATAL_ERROR "not exercised by the C API tests: ${missing}")
+endif()
+message(STATUS "all ${count} C API functions are exercised")
