@@ -1,7 +1,7 @@
 // The C ABI's async machinery (spec 07 C2.5): the process-wide runtime,
 // tasks with typed joins and completion callbacks, and the launcher every
 // async C function goes through. The work itself runs as operations of a
-// `stdfuture::async_executor` (io/async.hpp), which settles each one once —
+// `io::async_executor` (io/async.hpp), which settles each one once —
 // by the work, the cancellation token or the deadline.
 #pragma once
 
@@ -56,9 +56,9 @@ class task_core : public std::enable_shared_from_this<task_core> {
 
   [[nodiscard]] task_kind kind() const noexcept { return kind_; }
   /// This task's own cancellation (tgm_async_task_cancel, shutdown).
-  [[nodiscard]] const stdfuture::cancellation_token& token() const noexcept { return token_; }
+  [[nodiscard]] const io::cancellation_token& token() const noexcept { return token_; }
   /// Cancels this task when `caller` is cancelled (the launcher's token).
-  void link(const stdfuture::cancellation_token& caller);
+  void link(const io::cancellation_token& caller);
   /// Called once resolved, outside every lock, with whether the task
   /// succeeded (the async encoder releases its write slot with it).
   void on_resolved(std::function<void(bool ok)> hook) { on_resolved_ = std::move(hook); }
@@ -83,7 +83,7 @@ class task_core : public std::enable_shared_from_this<task_core> {
   void try_resolve(std::unique_lock<std::mutex>& lock);
 
   const task_kind kind_;
-  stdfuture::cancellation_token token_;
+  io::cancellation_token token_;
   std::optional<std::stop_callback<std::function<void()>>> link_;
   std::function<void(bool)> on_resolved_;
 
@@ -102,7 +102,7 @@ class task_core : public std::enable_shared_from_this<task_core> {
 
 /// The executor tasks run on; throws `io_error` "runtime has been shut down"
 /// after tgm_runtime_shutdown_blocking. Builds the runtime on first use.
-[[nodiscard]] stdfuture::async_executor runtime_executor();
+[[nodiscard]] io::async_executor runtime_executor();
 
 /// Queues `work` (which returns the task's value) as one operation named
 /// `what` and returns the new task handle. `cancel` may be NULL; `timeout_ms`

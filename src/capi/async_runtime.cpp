@@ -11,7 +11,7 @@
 #include "tensogram/core/thread_pool.hpp"
 
 struct tgm_cancellation_token_t : tensogram::capi::handle_tag<0x7467'6d63'746f'6b6e> {  // "tgmctokn"
-  tensogram::stdfuture::cancellation_token token;
+  tensogram::io::cancellation_token token;
 };
 
 struct tgm_async_task_t : tensogram::capi::handle_tag<0x7467'6d61'7461'736b> {  // "tgmatask"
@@ -51,7 +51,7 @@ class runtime {
     part_size_ = part_size;  // kept for the record: unused, as in the reference 0.24
   }
 
-  stdfuture::async_executor executor() {
+  io::async_executor executor() {
     const std::lock_guard lock(mu_);
     if (phase_ == phase::shut_down) throw io_error("runtime has been shut down");
     if (phase_ == phase::not_built) build();
@@ -102,7 +102,7 @@ class runtime {
       if (auto t = weak.lock()) t->cancel();
     }
     std::unique_ptr<thread_pool> dispatcher;
-    std::optional<stdfuture::async_executor> exec;
+    std::optional<io::async_executor> exec;
     {
       const std::lock_guard lock(mu_);
       dispatcher = std::move(dispatcher_);
@@ -155,7 +155,7 @@ class runtime {
   std::uint32_t workers_ = 0;
   std::uint32_t dispatchers_ = 0;
   std::uint64_t part_size_ = 0;
-  std::optional<stdfuture::async_executor> exec_;
+  std::optional<io::async_executor> exec_;
   std::unique_ptr<thread_pool> dispatcher_;
   // Tasks launched and not yet resolved.
   std::unordered_map<const task_core*, std::weak_ptr<task_core>> live_;
@@ -179,7 +179,7 @@ const char* task_kind_name(task_kind k) noexcept {
 
 // ---- task_core ------------------------------------------------------------------
 
-void task_core::link(const stdfuture::cancellation_token& caller) {
+void task_core::link(const io::cancellation_token& caller) {
   link_.emplace(caller.stop_token(), [own = token_]() mutable { own.cancel(); });
 }
 
@@ -257,23 +257,22 @@ void task_core::set_completion(const char* fn, void (*cb)(void*), void* userdata
 
 // ---- launching ------------------------------------------------------------------
 
-stdfuture::async_executor runtime_executor() {
+io::async_executor runtime_executor() {
   return runtime::instance().executor();
 }
 
 tgm_async_task_t* launch_task(const char* fn, task_kind kind, tgm_cancellation_token_t* cancel,
                               std::uint64_t timeout_ms, std::string what, std::function<task_value()> work,
                               const std::function<void(task_core&)>& prepare) {
-  const stdfuture::cancellation_token* caller =
-      cancel != nullptr ? &live(fn, token_type, cancel).token : nullptr;
-  stdfuture::async_executor exec = runtime::instance().executor();
+  const io::cancellation_token* caller = cancel != nullptr ? &live(fn, token_type, cancel).token : nullptr;
+  io::async_executor exec = runtime::instance().executor();
   auto core = std::make_shared<task_core>(kind);
   if (prepare) prepare(*core);
   if (caller != nullptr) core->link(*caller);
   auto handle = std::make_unique<tgm_async_task_t>(core);
   auto slot = std::make_shared<std::optional<task_value>>();
 
-  stdfuture::async_options opts;
+  io::async_options opts;
   if (timeout_ms > 0) opts.timeout = runtime::clamp_ms(timeout_ms);
   opts.token = core->token();
   opts.on_settled = [core] { core->settled(); };

@@ -26,6 +26,24 @@ missing_hash_error::missing_hash_error(std::uint64_t object_index)
                           "with hashing enabled or decode without verify_hash"),
       object_(object_index) {}
 
+std::exception_ptr make_error(tgm_error code, const std::string& msg) {
+  switch (code) {
+    case TGM_ERROR_FRAMING: return std::make_exception_ptr(framing_error(code, msg));
+    case TGM_ERROR_METADATA: return std::make_exception_ptr(metadata_error(code, msg));
+    case TGM_ERROR_ENCODING: return std::make_exception_ptr(encoding_error(code, msg));
+    case TGM_ERROR_COMPRESSION: return std::make_exception_ptr(compression_error(code, msg));
+    case TGM_ERROR_OBJECT: return std::make_exception_ptr(object_error(code, msg));
+    case TGM_ERROR_IO: return std::make_exception_ptr(io_error(code, msg));
+    case TGM_ERROR_HASH_MISMATCH: return std::make_exception_ptr(hash_mismatch_error(code, msg));
+    case TGM_ERROR_MISSING_HASH: return std::make_exception_ptr(missing_hash_error(code, msg));
+    case TGM_ERROR_INVALID_ARG: return std::make_exception_ptr(invalid_arg_error(code, msg));
+    case TGM_ERROR_REMOTE: return std::make_exception_ptr(remote_error(code, msg));
+    case TGM_ERROR_TIMEOUT: return std::make_exception_ptr(timeout_error(code, msg));
+    case TGM_ERROR_CANCELLED: return std::make_exception_ptr(cancelled_error(code, msg));
+    default: return std::make_exception_ptr(error(code, msg));
+  }
+}
+
 std::string_view error_code_text(tgm_error code) noexcept {
   switch (code) {
     case TGM_ERROR_OK: return "ok";

@@ -13,7 +13,7 @@
 
 #include "tensogram/core/error.hpp"
 
-namespace tensogram::stdfuture {
+namespace tensogram::io {
 
 namespace {
 
@@ -454,4 +454,4 @@ std::future<std::vector<buffer>> decode_range_async(
   return f.decode_range_async(i, object_index, std::move(ranges), decode, std::move(options));
 }
 
-}  // namespace tensogram::stdfuture
+}  // namespace tensogram::io

@@ -1,4 +1,4 @@
-// The std::future file API (tensogram::stdfuture) and the thread pool under
+// The std::future file API (tensogram::io) and the thread pool under
 // it: results equal the synchronous file's, cancellation and timeouts settle
 // futures promptly even while a read is blocked, cancelled work never
 // starts, errors keep their type, and handles can go away mid-flight.
@@ -36,7 +36,7 @@
 namespace {
 
 namespace tg = tensogram;
-namespace af = tensogram::stdfuture;
+namespace af = tensogram::io;
 using namespace std::chrono_literals;
 
 constexpr auto generous = 5s;    // "promptly", on a loaded 2-core machine

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -152,6 +153,12 @@ class cancelled_error : public error {
   explicit cancelled_error(std::string_view msg) : error(TGM_ERROR_CANCELLED, "cancelled: ", msg) {}
   cancelled_error(tgm_error code, const std::string& msg) : error(code, msg) {}
 };
+
+/// The exception the reference wrapper throws for a C error code and text
+/// (spec 07 D2.2): FRAMING → framing_error, ..., MISSING_HASH →
+/// missing_hash_error; END_OF_ITER and unknown codes → plain `error`. Each
+/// is built with `(code, msg)`, so `what()` is `msg`.
+[[nodiscard]] std::exception_ptr make_error(tgm_error code, const std::string& msg);
 
 /// Text of a code as the reference's `tgm_error_string` prints it.
 [[nodiscard]] std::string_view error_code_text(tgm_error code) noexcept;

@@ -1,6 +1,9 @@
-// Asynchronous access to Tensogram files through std::future (spec 04 Part D,
-// "optional async headers": namespace `tensogram::stdfuture`; the operations
-// are those of the C API's async file functions, Part C.4).
+// Asynchronous access to Tensogram files through std::future: our own typed
+// async API (namespace `tensogram::io`), with the operations of the C API's
+// async file functions (spec 04 Part C.4) and per-call thread pools, tokens
+// and deadlines. The reference's front ends with its names
+// (`tensogram::stdfuture`, `async_callback`, `coro`, spec 07 D2) are in
+// <tensogram/async/*.hpp>, over the C ABI's runtime, which runs on this.
 //
 // Every operation runs a synchronous `tensogram::file` call on a thread pool
 // and returns a `std::future`. Cancellation and timeouts settle that future
@@ -30,7 +33,7 @@
 #include "tensogram/message/metadata_view.hpp"
 #include "tensogram/message/options.hpp"
 
-namespace tensogram::stdfuture {
+namespace tensogram::io {
 
 /// A cancellation flag shared by every copy of the token. Cancelling settles
 /// each pending operation launched with the token with `cancelled_error`
@@ -198,4 +201,4 @@ class async_executor {
     std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges, decode_options decode = {},
     async_options options = {});
 
-}  // namespace tensogram::stdfuture
+}  // namespace tensogram::io
