@@ -288,17 +288,25 @@ void pack_block(const std::uint64_t* q, std::size_t n, unsigned bits, std::byte*
       for (std::size_t i = 0; i < n; ++i)
         tensogram::store_be16(out + 2 * i, static_cast<std::uint16_t>(q[i]));
       return;
-    case 24:
-      // 4-byte stores overlapping the next field (which overwrites the
-      // extra zero byte); the last field is stored bytewise so nothing is
-      // written past this block.
-      if (n == 0) return;
-      for (std::size_t i = 0; i + 1 < n; ++i)
-        tensogram::store_be32(out + 3 * i, static_cast<std::uint32_t>(q[i] << 8));
-      out[3 * n - 3] = static_cast<std::byte>(q[n - 1] >> 16);
-      out[3 * n - 2] = static_cast<std::byte>(q[n - 1] >> 8);
-      out[3 * n - 1] = static_cast<std::byte>(q[n - 1]);
+    case 24: {
+      // Four fields (96 bits) per step as one 8-byte and one 4-byte store:
+      // fields 0, 1 and the high 16 bits of 2, then the low 8 bits of 2 and
+      // field 3. Exactly 12 bytes per step, so nothing is written past the
+      // block; the last n % 4 fields are stored bytewise.
+      std::size_t i = 0;
+      for (; i + 4 <= n; i += 4) {
+        const std::uint64_t head = (q[i] << 40) | (q[i + 1] << 16) | (q[i + 2] >> 8);
+        const auto tail = static_cast<std::uint32_t>(((q[i + 2] & 0xFF) << 24) | q[i + 3]);
+        tensogram::store_be64(out + 3 * i, head);
+        tensogram::store_be32(out + 3 * i + 8, tail);
+      }
+      for (; i < n; ++i) {
+        out[3 * i] = static_cast<std::byte>(q[i] >> 16);
+        out[3 * i + 1] = static_cast<std::byte>(q[i] >> 8);
+        out[3 * i + 2] = static_cast<std::byte>(q[i]);
+      }
       return;
+    }
     case 32:
       for (std::size_t i = 0; i < n; ++i)
         tensogram::store_be32(out + 4 * i, static_cast<std::uint32_t>(q[i]));
