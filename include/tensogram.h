@@ -122,6 +122,10 @@ const char* tgm_last_error(void);
 const char* tgm_error_string(tgm_error err);
 /* Releases a buffer the library filled. {NULL, 0} is a no-op. */
 void tgm_bytes_free(tgm_bytes_t buf);
+/* Extension (not in the reference): records "<code text>: <message>" as this
+ * thread's last error and returns code, for bindings layered on this ABI
+ * that detect an error themselves (the Fortran module). */
+tgm_error tgm_set_last_error(tgm_error code, const char* message);
 
 /* ---- encode ---------------------------------------------------------------
  * metadata_json: {"descriptors": [...], "base": [...], "_extra_": {...}, ...}

@@ -220,6 +220,19 @@ const char* tgm_error_string(tgm_error err) {
   return tensogram::error_code_text(static_cast<tgm_error>(value)).data();
 }
 
+tgm_error tgm_set_last_error(tgm_error code, const char* message) {
+  // Not in the reference: the bindings over this ABI (the Fortran module)
+  // check dtype, rank and 1-based indices above it and report through the
+  // same slot, so tgm_last_error says what and where for them too.
+  int value = 0;
+  std::memcpy(&value, &code, sizeof value);
+  const std::string_view prefix = value >= TGM_ERROR_OK && value <= TGM_ERROR_CANCELLED
+                                      ? tensogram::error_code_text(static_cast<tgm_error>(value))
+                                      : std::string_view("unknown error");
+  capi::set_last_error(std::string(prefix) + ": " + (message != nullptr ? message : "(no message)"));
+  return code;
+}
+
 void tgm_bytes_free(tgm_bytes_t buf) {
   if (!capi::release_bytes(buf)) {
     capi::set_last_error(

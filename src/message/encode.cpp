@@ -30,7 +30,9 @@ namespace tensogram {
 bool encode_options::hashing() const {
   if (hash_algo == "xxh3") return true;
   if (hash_algo.empty() || hash_algo == "none") return false;
-  throw metadata_error("unknown hash type: " + hash_algo);
+  // An argument error, as the reference C++ wrapper reports it (its C layer
+  // checks the name: spec 07 C2.3); the text is the reference core's.
+  throw invalid_arg_error("unknown hash type: " + hash_algo + "; expected \"xxh3\" or \"none\"");
 }
 
 namespace detail {

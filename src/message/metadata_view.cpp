@@ -74,10 +74,16 @@ std::optional<std::string_view> meta_value::as_string() const noexcept {
   if (v == nullptr || !v->is_text()) return std::nullopt;
   return std::string_view(*v->as_text());
 }
-std::optional<std::span<const std::byte>> meta_value::as_bytes() const noexcept {
+std::optional<std::span<const std::byte>> meta_value::bytes_view() const noexcept {
   const cbor::value* v = untag(v_);
   if (v == nullptr || !v->is_bytes()) return std::nullopt;
   return std::span<const std::byte>(*v->as_bytes());
+}
+std::optional<std::vector<std::uint8_t>> meta_value::as_bytes() const {
+  const std::optional<std::span<const std::byte>> b = bytes_view();
+  if (!b) return std::nullopt;
+  const auto* p = reinterpret_cast<const std::uint8_t*>(b->data());
+  return std::vector<std::uint8_t>(p, p + b->size());
 }
 std::size_t meta_value::size() const noexcept {
   const cbor::value* v = untag(v_);

@@ -373,6 +373,11 @@ static void test_bad_input(void) {
   tgm_bytes_free(msg); /* refused as well */
   CHECK(tgm_error_string(TGM_ERROR_HASH_MISMATCH) != NULL);
   CHECK(strcmp(tgm_error_string((tgm_error)99), "unknown error") == 0);
+  /* The extension for bindings: the code comes back, the text is prefixed. */
+  CHECK(tgm_set_last_error(TGM_ERROR_OBJECT, "binding: rank 2 array, rank 3 object") == TGM_ERROR_OBJECT);
+  CHECK(strcmp(tgm_last_error(), "object error: binding: rank 2 array, rank 3 object") == 0);
+  CHECK(tgm_set_last_error((tgm_error)99, NULL) == (tgm_error)99);
+  CHECK(strcmp(tgm_last_error(), "unknown error: (no message)") == 0);
 }
 
 /* ---- async ---- */

@@ -5,6 +5,7 @@
 #include <bit>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include <tensogram.hpp>
 #include "test_support.hpp"
@@ -254,6 +255,25 @@ TEST(MetaValue, LookupsAreOptional) {
   EXPECT_FALSE(invalid.at(0).has_value());
   EXPECT_FALSE(invalid.key_at(0).has_value());
   EXPECT_FALSE(invalid.value_at(0).has_value());
+}
+
+// Spec 07 D2.2: as_bytes() is an owned std::vector<std::uint8_t> (it
+// outlives the metadata); bytes_view() borrows the same bytes.
+TEST(MetaValue, BytesAreAnOwnedCopy) {
+  std::vector<std::uint8_t> copy;
+  {
+    const value b(cbor::byte_string{std::byte{0x00}, std::byte{0xff}, std::byte{0x7f}});
+    const tg::meta_value v(&b);
+    ASSERT_TRUE(v.bytes_view().has_value());
+    EXPECT_EQ(v.bytes_view()->data(), b.as_bytes()->data());
+    copy = v.as_bytes().value();
+    EXPECT_NE(static_cast<const void*>(copy.data()), static_cast<const void*>(b.as_bytes()->data()));
+  }
+  EXPECT_EQ(copy, (std::vector<std::uint8_t>{0x00, 0xff, 0x7f}));
+  const value text("not bytes");
+  EXPECT_FALSE(tg::meta_value(&text).as_bytes().has_value());
+  EXPECT_FALSE(tg::meta_value(&text).bytes_view().has_value());
+  EXPECT_FALSE(tg::meta_value().as_bytes().has_value());
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tensogram/cbor/value.hpp"
 #include "tensogram/message/metadata.hpp"
@@ -42,7 +43,10 @@ class meta_value {
   [[nodiscard]] std::optional<double> as_double() const noexcept;
   [[nodiscard]] std::optional<bool> as_bool() const noexcept;
   [[nodiscard]] std::optional<std::string_view> as_string() const noexcept;
-  [[nodiscard]] std::optional<std::span<const std::byte>> as_bytes() const noexcept;
+  /// An owned copy, as the reference wrapper returns (spec 07 D2.2).
+  [[nodiscard]] std::optional<std::vector<std::uint8_t>> as_bytes() const;
+  /// The same bytes borrowed (no copy); valid while the metadata lives.
+  [[nodiscard]] std::optional<std::span<const std::byte>> bytes_view() const noexcept;
 
   /// Elements of an array or entries of a map; 0 otherwise.
   [[nodiscard]] std::size_t size() const noexcept;
