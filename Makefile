@@ -17,7 +17,7 @@ SHELL := /bin/bash
 # metatensor schema `pattern` keywords; pybind11/python3-*: the Python module,
 # its xarray engine and its pytest suite; libeccodes-dev/libnetcdf-dev: the GRIB and
 # NetCDF importers; libhwy-dev: SIMD kernels with run-time dispatch; libngtcp2*/libgnutls28:
-# metatensor streaming over QUIC).
+# metatensor streaming over QUIC; gfortran: the Fortran module in fortran/).
 # `--no-install-recommends` skips what clang only recommends, so its
 # libFuzzer/sanitizer runtimes (libclang-rt-14-dev) are listed explicitly.
 DEPS := build-essential cmake pkg-config \
@@ -29,7 +29,7 @@ DEPS := build-essential cmake pkg-config \
         pybind11-dev python3-dev python3-numpy python3-xarray python3-dask python3-pytest \
         libeccodes-dev libnetcdf-dev \
         libgtest-dev libgmock-dev libbenchmark-dev \
-        clang libclang-rt-14-dev clang-format
+        clang libclang-rt-14-dev clang-format gfortran
 
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE ?= cmake
@@ -51,7 +51,7 @@ DEMO := $(BUILD_DIR)/examples/tensogram_demo
 METATENSOR := $(BUILD_DIR)/tools/metatensor/metatensor
 
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
-FORMAT_DIRS := include src tools tests bench fuzz examples python/src
+FORMAT_DIRS := include src tools tests bench fuzz examples python/src fortran
 
 .PHONY: help deps build demo test test-sanitize fuzz bench format format-check install clean
 

@@ -10,9 +10,10 @@
 #   lib/libtensogram_importers.so*, .a             GRIB/NetCDF (component importers)
 #   lib/libmetatensor.so*, .a                      metatensor (component metatensor)
 #   lib/libmetatensor_streaming.so*, .a            QUIC/HTTP streaming (component streaming)
+#   lib/libtensogram_f.a, include/tensogram.mod    the Fortran module (component fortran)
 #   lib/cmake/tensogram/                           find_package(tensogram CONFIG
-#                                                    [COMPONENTS metatensor importers streaming])
-#   lib/pkgconfig/{tensogram,tensogram-importers,metatensor,metatensor-streaming}.pc
+#                                                    [COMPONENTS metatensor importers streaming fortran])
+#   lib/pkgconfig/{tensogram,tensogram-importers,metatensor,metatensor-streaming,tensogram-fortran}.pc
 #   bin/tensogram, bin/metatensor                  the CLIs (when built)
 #   share/bash-completion/completions/tensogram    its bash completion
 
@@ -182,6 +183,33 @@ tensogram_install_product(streaming TARGET metatensor_streaming NAMESPACE metate
   PC_NAME metatensor-streaming LIB_NAME metatensor_streaming PC_REQUIRES metatensor
   DESCRIPTION "Metatensor streaming over QUIC and HTTP range requests")
 list(APPEND TENSOGRAM_COMPONENTS metatensor streaming)
+
+# The Fortran module (fortran/, TENSOGRAM_BUILD_FORTRAN): the static
+# libtensogram_f.a over the shared libtensogram, tensogram.mod in include/
+# (as the reference installs it; .mod files are specific to the compiler
+# and its version), component `fortran` -> tensogram::fortran, and
+# tensogram-fortran.pc.
+if(TARGET tensogram_f)
+  install(TARGETS tensogram_f EXPORT fortranTargets
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT Development)
+  install(EXPORT fortranTargets NAMESPACE tensogram:: FILE fortranTargets.cmake
+    DESTINATION ${TENSOGRAM_INSTALL_CMAKEDIR} COMPONENT Development)
+  export(EXPORT fortranTargets NAMESPACE tensogram:: FILE ${PROJECT_BINARY_DIR}/fortranTargets.cmake)
+  get_target_property(_tensogram_mod_dir tensogram_f Fortran_MODULE_DIRECTORY)
+  install(DIRECTORY ${_tensogram_mod_dir}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+    COMPONENT Development FILES_MATCHING PATTERN "*.mod")
+  set(TENSOGRAM_PC_NAME tensogram-fortran)
+  set(TENSOGRAM_PC_DESCRIPTION "Fortran module tensogram over the Tensogram C API")
+  set(TENSOGRAM_PC_REQUIRES tensogram)
+  set(TENSOGRAM_PC_REQUIRES_PRIVATE "")
+  set(TENSOGRAM_PC_LIBS "-ltensogram_f")
+  set(TENSOGRAM_PC_LIBS_PRIVATE "")
+  configure_file(${CMAKE_CURRENT_LIST_DIR}/tensogram.pc.in ${PROJECT_BINARY_DIR}/tensogram-fortran.pc @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/tensogram-fortran.pc
+    DESTINATION ${TENSOGRAM_INSTALL_PKGCONFIGDIR} COMPONENT Development)
+  set_property(GLOBAL PROPERTY TENSOGRAM_DEPENDENCIES_fortran "")
+  list(APPEND TENSOGRAM_COMPONENTS fortran)
+endif()
 
 # Every public header, keeping the tree: <tensogram.hpp> includes
 # "tensogram/<layer>/<name>.hpp" relative to include/.

@@ -44,4 +44,9 @@ program encode_decode
   if (tensogram_metadata_try_get_int(meta, 'level', level, obj_index=1)) print '(a,i0)', 'level ', level
   print '(a,a)', 'name ', tensogram_metadata_get_string(meta, 'name')
   if (maxval(abs(back - field)) > 40.0_c_double/65535) error stop 'packing error above one quantum'
+  ! A main program's variables live until exit: release what we hold.
+  call meta%free()
+  call msg%free()
+  call buf%free()
+  deallocate (back, wire)
 end program encode_decode

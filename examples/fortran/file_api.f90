@@ -48,4 +48,8 @@ program file_api
     if (tensogram_metadata_get_int(meta, 'step', -1_c_int64_t) /= k) error stop 'wrong step'
   end do
   call f%close()
+  ! A main program's variables live until exit: release what we hold.
+  call meta%free()
+  call msg%free()
+  deallocate (out)
 end program file_api

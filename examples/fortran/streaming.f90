@@ -49,4 +49,8 @@ program streaming
     if (level /= levels(k) .or. maxval(abs(out - real(levels(k), c_double)/100)) > 0) error stop "wrong object"
   end do
   call f%close()
+  ! A main program's variables live until exit: release what we hold.
+  call meta%free()
+  call msg%free()
+  deallocate (out)
 end program streaming

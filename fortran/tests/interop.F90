@@ -7,7 +7,9 @@
 !                         (shuffle + lz4, codec parameters via params=)
 !   interop read <file>   a peer's file: message 1 float32 row-major
 !                         [2,3,4] with x[i][j][k] = 100*i + 10*j + k (0-based),
-!                         string "source"; message 2 int64 [5] = -10**12 * n
+!                         string "source"; from C++ also the byte string
+!                         "blob" = 01 02 ff (Python metadata has no bytes);
+!                         message 2 int64 [5] = -10**12 * n
 program interop
   use, intrinsic :: iso_c_binding
   use tensogram
@@ -67,6 +69,8 @@ contains
     real(c_float), allocatable :: x(:, :, :)
     integer(c_int64_t), allocatable :: y(:)
     character(len=:), allocatable :: source
+    type(tensogram_value) :: blob
+    integer(c_int8_t), allocatable :: bytes(:)
     integer(c_int) :: err
     integer :: n, i, j, k
     call tensogram_file_open(path, f, err)
@@ -89,6 +93,13 @@ contains
     call tensogram_message_metadata(msg, meta, err)
     call tensogram_check(err, 'metadata')
     if (.not. tensogram_metadata_try_get_string(meta, 'source', source)) error stop 'no source'
+    if (source == 'c++') then
+      blob = tensogram_metadata_get(meta, 'blob')
+      if (blob%kind() /= TGM_VALUE_TYPE_BYTES) error stop 'blob is not a byte string'
+      if (.not. blob%as_bytes(bytes)) error stop 'as_bytes'
+      if (size(bytes) /= 3) error stop 'blob length'
+      if (any(bytes /= [1_c_int8_t, 2_c_int8_t, -1_c_int8_t])) error stop 'blob bytes'
+    end if
     call tensogram_file_decode_message(f, 2, msg, err, verify_hash=.true.)
     call tensogram_check(err, 'decode 2')
     call tensogram_to_array(msg, 1, y, err)

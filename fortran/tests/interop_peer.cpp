@@ -1,6 +1,7 @@
 // The C++ side of the Fortran round trips (interop.F90 states the content):
 //   interop_peer read <file>   checks what Fortran wrote, through the C++ API
 //   interop_peer write <file>  writes the peer file Fortran checks
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
@@ -64,6 +65,7 @@ void write_peer_file(const std::string& path) {
   tg::file f = tg::file::create(path);
   tg::global_metadata meta;
   meta.extra.set("source", "c++");
+  meta.extra.set("blob", tg::cbor::value(tg::cbor::byte_string{std::byte{1}, std::byte{2}, std::byte{0xff}}));
   const tg::object_input xs[] = {
       {tg::data_object_descriptor::contiguous(tg::dtype::float32, {2, 3, 4}), std::as_bytes(std::span(x))}};
   f.append(meta, xs);

@@ -14,6 +14,7 @@ program test_files
   call test_file_errors()
   call test_streaming()
   call test_reference_fixtures()
+  deallocate (fixtures, work)  ! a main program's allocatables live until exit
   call finish('test_files')
 
 contains

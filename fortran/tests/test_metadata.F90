@@ -13,6 +13,7 @@ program test_metadata
   call test_builder_round_trip()
   call test_reference_parity()
   call test_absent_and_null()
+  deallocate (fixtures)  ! a main program's allocatables live until exit
   call finish('test_metadata')
 
 contains
@@ -69,6 +70,19 @@ contains
                'try_get_float widens integers')
     call check(tensogram_metadata_num_objects(meta) == 1, 'one base entry')
 
+    ! Bytes that are not UTF-8 are refused by the C layer, which says where.
+    block
+      type(tensogram_meta) :: bad
+      real(c_float) :: a(1)
+      type(tensogram_buffer) :: buf
+      integer(c_int) :: err
+      a = 0
+      call bad%add_string('name', 'caf'//char(233))
+      call tensogram_encode(a, buf, err, metadata_json=bad%base_json())
+      call check(err == TGM_ERROR_INVALID_ARG .and. index(tensogram_last_error(), 'UTF-8') > 0, &
+                 'Latin-1 text is refused: '//tensogram_last_error())
+    end block
+
     ! A complete object is accepted as metadata_json too (its braces go).
     call encode_with('{"base":[{"big":9223372036854775807,"neg":-5}],"_extra_":{"who":"fortran"}}', meta)
     call check(tensogram_metadata_try_get_string(meta, 'who', s) .and. s == 'fortran', 'extra at message level')
@@ -81,6 +95,10 @@ contains
     w = tensogram_metadata_extra(meta)
     v = w%get('who')
     call check(v%is_present(), 'extra() section')
+    call meta%free()
+    call meta%free()
+    call check(tensogram_metadata_num_objects(meta) == 0 .and. tensogram_metadata_get_string(meta, 'who') == '', &
+               'metadata free is idempotent and leaves a null handle')
   end subroutine test_builder_round_trip
 
   !> metadata_parity.tgm (the reference's): typed lookups, missing keys,

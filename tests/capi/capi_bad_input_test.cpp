@@ -18,6 +18,18 @@ void expect_failure(tgm_error got, tgm_error code, std::initializer_list<const c
   for (const char* p : parts) EXPECT_NE(text.find(p), std::string::npos) << "'" << p << "' not in: " << text;
 }
 
+// The one extension (docs/c-api.md): bindings report their own refusals
+// through the last-error slot; the text gets the code's category prefix.
+TEST(CapiBadInput, SetLastErrorForBindings) {
+  EXPECT_EQ(tgm_set_last_error(TGM_ERROR_OBJECT, "tensogram_to_array: object 1 has dtype float64"),
+            TGM_ERROR_OBJECT);
+  EXPECT_EQ(last_error(), "object error: tensogram_to_array: object 1 has dtype float64");
+  EXPECT_EQ(tgm_set_last_error(TGM_ERROR_FRAMING, nullptr), TGM_ERROR_FRAMING);
+  EXPECT_EQ(last_error(), "framing error: (no message)");
+  EXPECT_EQ(tgm_set_last_error(static_cast<tgm_error>(42), "x"), static_cast<tgm_error>(42));
+  EXPECT_EQ(last_error(), "unknown error: x");
+}
+
 TEST(CapiBadInput, NullRequiredPointers) {
   const std::vector<uint8_t> msg = encode_two();
   const uint8_t* d = msg.data();

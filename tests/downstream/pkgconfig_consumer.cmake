@@ -1,11 +1,12 @@
 # cmake -DSTAGE=... -DLIBDIR=... -DPKG_CONFIG=... -DCXX=... -DMAKE=... -DMAKEFILE=...
 #       -DSOURCE=... -DWORK_DIR=... -DMODULE=<pc module>
-#       [-DCC=...] [-DDEFINES=...] [-DARGS=...] [-DEXTRA_FLAGS=...] -P pkgconfig_consumer.cmake
+#       [-DCC=...] [-DFC=...] [-DDEFINES=...] [-DARGS=...] [-DEXTRA_FLAGS=...] -P pkgconfig_consumer.cmake
 #
 # Builds a one-file consumer with the pkg-config-only Makefile beside this
 # script (makefile/Makefile) and runs it:
 #   make -f makefile/Makefile MODULE=<module> SOURCE=<source> OUT=<exe> && <exe> <args>
-# A source ending in .c is compiled as C11 with CC (the C API).
+# A source ending in .c is compiled as C11 with CC (the C API), one ending
+# in .f90 with FC (the Fortran module).
 foreach(var STAGE LIBDIR PKG_CONFIG CXX MAKE MAKEFILE SOURCE WORK_DIR MODULE)
   if(NOT DEFINED ${var} OR "${${var}}" STREQUAL "")
     message(FATAL_ERROR "pkgconfig_consumer.cmake: ${var} is not set")
@@ -32,6 +33,12 @@ if(SOURCE MATCHES "[.]c$")
   endif()
   set(cc_arg CC=${CC})
   string(APPEND exe _c)
+elseif(SOURCE MATCHES "[.]f90$")
+  if(NOT FC)
+    message(FATAL_ERROR "pkgconfig_consumer.cmake: FC is not set for the Fortran source ${SOURCE}")
+  endif()
+  set(cc_arg FC=${FC})
+  string(APPEND exe _f)
 endif()
 
 file(MAKE_DIRECTORY ${WORK_DIR})

@@ -1082,7 +1082,7 @@ TEST(StreamingEncoderErrors, BadOptionsAtConstruction) {
   std::ostringstream os;
   tg::encode_options o;
   o.hash_algo = "md5";
-  EXPECT_THROW(tg::streaming_encoder(os, tg::global_metadata{}, o), tg::metadata_error);
+  EXPECT_THROW(tg::streaming_encoder(os, tg::global_metadata{}, o), tg::invalid_arg_error);
   o = {};
   o.nan_mask_method = "gzip";
   EXPECT_THROW(tg::streaming_encoder(os, tg::global_metadata{}, o), tg::invalid_arg_error);
