@@ -124,7 +124,8 @@ const char* tgm_error_string(tgm_error err);
 void tgm_bytes_free(tgm_bytes_t buf);
 /* Extension (not in the reference): records "<code text>: <message>" as this
  * thread's last error and returns code, for bindings layered on this ABI
- * that detect an error themselves (the Fortran module). */
+ * that detect an error themselves (the Fortran module). A code outside the
+ * enumeration gives TGM_ERROR_INVALID_ARG. */
 tgm_error tgm_set_last_error(tgm_error code, const char* message);
 
 /* ---- encode ---------------------------------------------------------------

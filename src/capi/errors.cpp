@@ -224,13 +224,20 @@ tgm_error tgm_set_last_error(tgm_error code, const char* message) {
   // Not in the reference: the bindings over this ABI (the Fortran module)
   // check dtype, rank and 1-based indices above it and report through the
   // same slot, so tgm_last_error says what and where for them too.
+  // The argument's bits are read as an int (see tgm_error_string): a code
+  // outside the enumeration cannot be held in a tgm_error, so it is itself
+  // the caller's invalid argument.
   int value = 0;
   std::memcpy(&value, &code, sizeof value);
-  const std::string_view prefix = value >= TGM_ERROR_OK && value <= TGM_ERROR_CANCELLED
-                                      ? tensogram::error_code_text(static_cast<tgm_error>(value))
-                                      : std::string_view("unknown error");
-  capi::set_last_error(std::string(prefix) + ": " + (message != nullptr ? message : "(no message)"));
-  return code;
+  const std::string text = message != nullptr ? message : "(no message)";
+  if (value < TGM_ERROR_OK || value > TGM_ERROR_CANCELLED) {
+    capi::set_last_error("invalid argument: tgm_set_last_error: unknown code " + std::to_string(value) +
+                         " for: " + text);
+    return TGM_ERROR_INVALID_ARG;
+  }
+  const auto known = static_cast<tgm_error>(value);
+  capi::set_last_error(std::string(tensogram::error_code_text(known)) + ": " + text);
+  return known;
 }
 
 void tgm_bytes_free(tgm_bytes_t buf) {

@@ -376,8 +376,10 @@ static void test_bad_input(void) {
   /* The extension for bindings: the code comes back, the text is prefixed. */
   CHECK(tgm_set_last_error(TGM_ERROR_OBJECT, "binding: rank 2 array, rank 3 object") == TGM_ERROR_OBJECT);
   CHECK(strcmp(tgm_last_error(), "object error: binding: rank 2 array, rank 3 object") == 0);
-  CHECK(tgm_set_last_error((tgm_error)99, NULL) == (tgm_error)99);
-  CHECK(strcmp(tgm_last_error(), "unknown error: (no message)") == 0);
+  CHECK(tgm_set_last_error(TGM_ERROR_IO, NULL) == TGM_ERROR_IO);
+  CHECK(strcmp(tgm_last_error(), "I/O error: (no message)") == 0);
+  CHECK(tgm_set_last_error((tgm_error)99, "x") == TGM_ERROR_INVALID_ARG);
+  CHECK(strstr(tgm_last_error(), "unknown code 99") != NULL);
 }
 
 /* ---- async ---- */

@@ -34,4 +34,9 @@ program consumer
   if (.not. tensogram_metadata_try_get_int(meta, 'level', level, obj_index=1)) error stop 'level'
   if (level /= 850 .or. tensogram_metadata_get_string(meta, 'name') /= 'temperature') error stop 'metadata'
   print '(a)', 'fortran consumer: ok'
+  ! A main program's variables live until exit: release what we hold.
+  call meta%free()
+  call msg%free()
+  call buf%free()
+  deallocate (back, wire)
 end program consumer
