@@ -173,6 +173,13 @@ void register_metadata(py::module_& m);
 /// `(DataObjectDescriptor, ndarray)` pairs.
 [[nodiscard]] py::object make_message(const message& msg, const message_source& source);
 
+/// `<Name>(position=<p>, remaining=<r>)`, the repr of the message iterators (spec 08 §2).
+[[nodiscard]] inline std::string iterator_repr(std::string_view name, std::size_t position,
+                                               std::size_t remaining) {
+  return std::string(name) + "(position=" + std::to_string(position) +
+         ", remaining=" + std::to_string(remaining) + ")";
+}
+
 // ---- the rest of the module -------------------------------------------------
 
 void register_functions(py::module_& m);

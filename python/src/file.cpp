@@ -71,10 +71,7 @@ class py_file {
 class py_file_iter {
  public:
   explicit py_file_iter(const py_file& f) {
-    if (f.remote()) {
-      throw std::runtime_error(
-          "cannot iterate a remote TensogramFile synchronously; index it (f[i]) instead");
-    }
+    if (f.remote()) throw std::runtime_error("iteration not supported on remote files");  // spec 08 §1.8
     py::gil_scoped_release release;
     file_ = std::make_shared<tensogram::file>(tensogram::file::open(f.source(), f.mode()));
     count_ = file_->message_count();
@@ -89,6 +86,9 @@ class py_file_iter {
     }
     return make_message(msg, message_source{});
   }
+  // Spec 08 §2: `len()` is what is left; the count is the scan's snapshot.
+  [[nodiscard]] std::size_t position() const noexcept { return next_; }
+  [[nodiscard]] std::size_t remaining() const noexcept { return count_ - next_; }
 
  private:
   std::shared_ptr<tensogram::file> file_;
@@ -192,7 +192,11 @@ void require_remote(const py_file& self, const char* what) {
 void register_file(py::module_& m) {
   py::class_<py_file_iter>(m, "TensogramFileIter", "Iterator of Message over a local file (own file handle).")
       .def("__iter__", [](py_file_iter& it) -> py_file_iter& { return it; })
-      .def("__next__", &py_file_iter::next);
+      .def("__next__", &py_file_iter::next)
+      .def("__len__", &py_file_iter::remaining)
+      .def("__repr__", [](const py_file_iter& it) {
+        return iterator_repr("TensogramFileIter", it.position(), it.remaining());
+      });
 
   py::class_<py_file>(m, "TensogramFile", R"doc(
 A file of concatenated messages (spec 04 B.6), local or remote (http/https).

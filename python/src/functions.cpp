@@ -47,6 +47,7 @@ class message_iter {
     }
     return make_message(decoded, message_source{own.bytes(), copy_});
   }
+  [[nodiscard]] std::size_t position() const noexcept { return next_; }
   [[nodiscard]] std::size_t remaining() const noexcept { return entries_.size() - next_; }
 
  private:
@@ -336,7 +337,10 @@ codecs (zstd, lz4, sz3) and the shuffle filter raise ValueError. Hashes are not 
                            "Iterator of Message over the messages of a buffer (owns a copy).")
       .def("__iter__", [](message_iter& it) -> message_iter& { return it; })
       .def("__next__", &message_iter::next)
-      .def("__len__", &message_iter::remaining);
+      .def("__len__", &message_iter::remaining)
+      .def("__repr__", [](const message_iter& it) {
+        return iterator_repr("MessageIter", it.position(), it.remaining());
+      });
   m.def(
       "iter_messages", [](const py::object& buf, bool verify) { return message_iter(buf, verify); },
       py::arg("buf"), py::kw_only(), py::arg("verify_hash") = false,

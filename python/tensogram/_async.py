@@ -106,7 +106,8 @@ class AsyncTensogramFile:
 
     def __len__(self) -> int:
         if self._count is None:
-            raise RuntimeError("message count not known yet: await f.message_count() first")
+            # spec 08 §1.8
+            raise RuntimeError("message count not yet known; call 'await f.message_count()' first")
         return self._count
 
     def __aiter__(self) -> "AsyncTensogramFileIter":
@@ -124,19 +125,29 @@ class AsyncTensogramFile:
 
 
 class AsyncTensogramFileIter:
-    """``async for meta, objects in f``: decodes the messages in order."""
+    """``async for meta, objects in f``: decodes the messages in order.
+
+    Spec 08 §2: ``__anext__`` takes the next index when it is called and returns an awaitable for
+    that message, so several may be in flight; past the end it raises ``StopAsyncIteration`` at
+    once (the position still advances). ``len()`` is what is left."""
 
     def __init__(self, f: AsyncTensogramFile, count: int) -> None:
         self._f = f
         self._count = count
-        self._next = 0
+        self._position = 0
 
     def __aiter__(self) -> "AsyncTensogramFileIter":
         return self
 
-    async def __anext__(self):
-        if self._next >= self._count:
+    def __anext__(self) -> "asyncio.Future[Any]":
+        i = self._position
+        self._position += 1
+        if i >= self._count:
             raise StopAsyncIteration
-        i = self._next
-        self._next += 1
-        return await self._f.decode_message(i)
+        return asyncio.ensure_future(self._f.decode_message(i))
+
+    def __len__(self) -> int:
+        return max(self._count - self._position, 0)
+
+    def __repr__(self) -> str:
+        return f"AsyncTensogramFileIter(position={self._position}, remaining={len(self)})"
