@@ -113,7 +113,7 @@ object_payload::object_payload(py::handle data, data_object_descriptor& descript
   }
 }
 
-py::dtype numpy_dtype(tensogram::dtype t, bool simple_packing, tensogram::byte_order order) {
+py::dtype numpy_dtype(tensogram::dtype t, bool simple_packing) {
   const py::object np = numpy_module();
   py::object dt;
   if (simple_packing) {
@@ -126,9 +126,6 @@ py::dtype numpy_dtype(tensogram::dtype t, bool simple_packing, tensogram::byte_o
     }
   } else {
     dt = np.attr("dtype")(numpy_name(t));
-  }
-  if (py::cast<std::size_t>(dt.attr("itemsize")) > 1 && order != native_byte_order()) {
-    dt = dt.attr("newbyteorder")(order == byte_order::big ? ">" : "<");
   }
   return py::reinterpret_steal<py::dtype>(dt.release());
 }
@@ -178,7 +175,7 @@ py::array object_array(const decoded_object& object, const message_source& sourc
   const data_object_descriptor& d = object.descriptor();
   warn_reinterpreted(d);
   const bool packed = d.encoding == "simple_packing";
-  py::dtype dt = numpy_dtype(d.dtype, packed, object.data_byte_order());
+  py::dtype dt = numpy_dtype(d.dtype, packed);
   std::vector<py::ssize_t> shape;
   const std::size_t size = object.data_buffer().size();
   if (d.dtype == dtype::bitmask && !packed) {
@@ -201,11 +198,10 @@ py::array object_array(const decoded_object& object, const message_source& sourc
   return make_array(object.data_buffer(), std::move(dt), std::move(shape), source);
 }
 
-py::object range_arrays(std::vector<tensogram::buffer> parts, const data_object_descriptor& d,
-                        tensogram::byte_order order, bool join) {
+py::object range_arrays(std::vector<tensogram::buffer> parts, const data_object_descriptor& d, bool join) {
   warn_reinterpreted(d);
   const bool packed = d.encoding == "simple_packing";
-  py::dtype dt = numpy_dtype(d.dtype, packed, order);
+  py::dtype dt = numpy_dtype(d.dtype, packed);
   const auto itemsize = static_cast<std::size_t>(dt.itemsize());
   if (join) {
     std::size_t total = 0;

@@ -42,6 +42,11 @@ namespace py = pybind11;
 /// the translator of library exceptions.
 void register_errors(py::module_& m);
 
+/// PyO3's conversion error (spec 08 §1.12): `argument '<param>': '<qualname>'
+/// object is not an instance of '<type>'` (`'None' is not an instance of …`
+/// for None); without the `argument` prefix when `param` is empty.
+[[noreturn]] void raise_not_instance(py::handle obj, std::string_view param, std::string_view type);
+
 // ---- values (values.cpp) ----------------------------------------------------
 
 /// Python → CBOR per spec 04 B.2: str, bool, int (64-bit), float, None, dict,
@@ -142,8 +147,10 @@ struct message_source {
 
 /// The numpy dtype of decoded elements (spec 04 B.4): simple_packing →
 /// float64, bfloat16 → ml_dtypes.bfloat16 when importable else uint16,
-/// bitmask → uint8; labelled with `order` (big-endian data stays correct).
-[[nodiscard]] py::dtype numpy_dtype(tensogram::dtype t, bool simple_packing, tensogram::byte_order order);
+/// bitmask → uint8. Always in native byte order, also for
+/// `native_byte_order=False`, whose wire-order bytes are then reinterpreted
+/// as native (spec 08 §5).
+[[nodiscard]] py::dtype numpy_dtype(tensogram::dtype t, bool simple_packing);
 
 /// An ndarray over decoded bytes without copying them. Views of the message
 /// are read-only with `source.owner` as base; library-owned results are
@@ -155,7 +162,7 @@ struct message_source {
 [[nodiscard]] py::array object_array(const decoded_object& object, const message_source& source);
 /// One 1-D array per range result of `decode_range`, or one joined array.
 [[nodiscard]] py::object range_arrays(std::vector<tensogram::buffer> parts, const data_object_descriptor& d,
-                                      tensogram::byte_order order, bool join);
+                                      bool join);
 
 // ---- Metadata and DataObjectDescriptor (metadata.cpp) ---------------------
 

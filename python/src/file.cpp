@@ -1,8 +1,8 @@
 // `TensogramFile` and its iterator (spec 04 B.6).
 #include <pybind11/stl.h>
 
-#include <cerrno>
-#include <filesystem>
+#include <algorithm>
+#include <cctype>
 #include <memory>
 #include <string>
 
@@ -104,44 +104,104 @@ scan_mode mode_of(bool bidirectional) {
   return bidirectional ? scan_mode::bidirectional : scan_mode::forward;
 }
 
-// storage_options of B.6 `open_remote`, for the HTTP(S) sources this build
-// reads: request headers, timeouts and TLS verification.
-io::remote_options remote_options_from(const py::object& storage_options) {
-  io::remote_options o;
-  if (storage_options.is_none()) return o;
-  if (!py::isinstance<py::dict>(storage_options)) throw py::type_error("storage_options must be a dict");
+// storage_options of `open_remote` (spec 08 §3.1): a dict with str keys;
+// values are used as str(value). The core applies them: the reference's
+// object-store client keys (`timeout="30s"`, `allow_invalid_certificates`,
+// `user_agent`, ...) and this build's `timeout_ms`, `connect_timeout_ms`,
+// `verify_tls`, `header.<Name>`; `headers` may be a dict of request headers.
+// Conversion is eager (type errors first); the values are applied after the
+// URL check, and a malformed one fails the open: `RemoteError: cannot open
+// '<source>': …` (spec 08 §3.2).
+using storage_settings = std::vector<std::pair<std::string, std::string>>;
+
+storage_settings storage_settings_from(const py::object& storage_options) {
+  storage_settings settings;
+  if (storage_options.is_none()) return settings;
+  if (!PyDict_Check(storage_options.ptr())) raise_not_instance(storage_options, "storage_options", "dict");
   for (const auto& [k, v] : storage_options.cast<py::dict>()) {
-    const std::string key = py::str(k);
-    if (key == "headers") {
+    if (!PyUnicode_Check(k.ptr())) raise_not_instance(k, "", "str");
+    const std::string key = k.cast<std::string>();
+    if (key == "headers" && PyDict_Check(v.ptr())) {
       for (const auto& [hk, hv] : v.cast<py::dict>()) {
-        o.headers.push_back(std::string(py::str(hk)) + ": " + std::string(py::str(hv)));
+        settings.emplace_back("header." + std::string(py::str(hk)), std::string(py::str(hv)));
       }
-    } else if (key == "timeout_ms") {
-      o.timeout_ms = v.cast<long>();
-    } else if (key == "connect_timeout_ms") {
-      o.connect_timeout_ms = v.cast<long>();
-    } else if (key == "verify_tls") {
-      const std::string t = py::str(v);
-      o.verify_tls = !(t == "False" || t == "false" || t == "0");
-    } else {
-      throw py::value_error(
-          "unsupported storage_options key '" + key +
-          "' (this build reads http(s) sources; keys: headers, timeout_ms, connect_timeout_ms, "
-          "verify_tls)");
+      continue;
+    }
+    std::string text;
+    try {
+      text = py::str(v);
+    } catch (const py::error_already_set&) {
+      throw py::value_error("storage_options value for key '" + key + "' must be convertible to string");
+    }
+    settings.emplace_back(key, std::move(text));
+  }
+  return settings;
+}
+
+io::remote_options remote_options_from(const storage_settings& settings, const std::string& source) {
+  io::remote_options o;
+  for (const auto& [key, value] : settings) {
+    try {
+      io::set_remote_option(o, key, value);
+    } catch (const invalid_arg_error& e) {
+      throw remote_error("cannot open '" + source + "': " + std::string(e.detail()));
     }
   }
   return o;
 }
 
-bool http_url(const std::string& s) {
-  return s.rfind("http://", 0) == 0 || s.rfind("https://", 0) == 0;
+// `bidirectional`: bool or numpy.bool_ only (spec 08 §3.1).
+bool bidirectional_arg(const py::object& value) {
+  if (PyBool_Check(value.ptr())) return value.ptr() == Py_True;
+  if (py::isinstance(value, py::module_::import("numpy").attr("bool_"))) return value.cast<bool>();
+  raise_not_instance(value, "bidirectional", "bool");
+}
+
+// What the reference rejects at open, before any request (spec 08 §7.2):
+// a URL that does not parse (`invalid URL '<source>': <url error>`, the url
+// crate's texts) and a scheme no store serves (`cannot open '<source>': …`).
+// Schemes of the object stores this build lacks (s3, gs, az, …) say so.
+void check_remote_source(const std::string& url) {
+  const std::size_t colon = url.find(':');
+  bool scheme_ok =
+      colon != std::string::npos && colon > 0 && std::isalpha(static_cast<unsigned char>(url[0])) != 0;
+  for (std::size_t i = 0; scheme_ok && i < colon; ++i) {
+    const auto c = static_cast<unsigned char>(url[i]);
+    scheme_ok = std::isalnum(c) != 0 || c == '+' || c == '-' || c == '.';
+  }
+  if (!scheme_ok) throw remote_error("invalid URL '" + url + "': relative URL without a base");
+  std::string scheme = url.substr(0, colon);
+  std::transform(scheme.begin(), scheme.end(), scheme.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (scheme == "http" || scheme == "https") {
+    std::string rest = url.substr(colon + 1);
+    rest.erase(0, rest.find_first_not_of("/\\"));
+    std::string host = rest.substr(0, rest.find_first_of("/\\?#"));
+    if (const std::size_t at = host.rfind('@'); at != std::string::npos) host.erase(0, at + 1);
+    const std::size_t port_colon = host.rfind(':');
+    const bool has_port = port_colon != std::string::npos && host.find(']', port_colon) == std::string::npos;
+    const std::string port = has_port ? host.substr(port_colon + 1) : "";
+    if (has_port) host.erase(port_colon);
+    if (host.empty()) throw remote_error("invalid URL '" + url + "': empty host");
+    if (!port.empty() && (port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
+                          std::stoul(port) > 65535)) {
+      throw remote_error("invalid URL '" + url + "': invalid port number");
+    }
+    return;
+  }
+  for (const char* store : {"s3", "s3a", "gs", "az", "adl", "azure", "abfs", "abfss"}) {
+    if (scheme == store) {
+      throw remote_error("cannot open '" + url + "': this build reads http(s) objects only (no " + scheme +
+                         " store)");
+    }
+  }
+  throw remote_error("cannot open '" + url + "': Generic URL error: Unable to recognise URL \"" + url + "\"");
 }
 
 py_file open_remote(const std::string& url, const py::object& storage_options, bool bidirectional) {
-  if (!http_url(url)) {
-    throw remote_error("'" + url + "': this build reads remote files over http(s) only");
-  }
-  const io::remote_options o = remote_options_from(storage_options);
+  const storage_settings settings = storage_settings_from(storage_options);
+  check_remote_source(url);
+  const io::remote_options o = remote_options_from(settings, url);
   const scan_mode mode = mode_of(bidirectional);
   std::shared_ptr<tensogram::file> f;
   {
@@ -161,24 +221,6 @@ py::dict object_result(const message& msg) {
   return out;
 }
 
-// The library opens lazily (no I/O before the first read); Python users
-// expect open() itself to fail for a path that is not there, as open() and
-// the reference do.
-void require_readable_file(const std::string& path) {
-  std::error_code ec;
-  const auto st = std::filesystem::status(path, ec);
-  int err = 0;
-  if (!std::filesystem::exists(st)) {
-    err = ENOENT;
-  } else if (std::filesystem::is_directory(st)) {
-    err = EISDIR;
-  }
-  if (err == 0) return;
-  errno = err;
-  PyErr_SetFromErrnoWithFilename(PyExc_OSError, path.c_str());  // FileNotFoundError / IsADirectoryError
-  throw py::error_already_set();
-}
-
 void require_remote(const py_file& self, const char* what) {
   if (!self.remote()) {
     PyErr_SetString(PyExc_OSError,
@@ -190,6 +232,16 @@ void require_remote(const py_file& self, const char* what) {
 }  // namespace
 
 void register_file(py::module_& m) {
+  // The call-time checks of AsyncTensogramFile.open_remote (spec 08 §3.4):
+  // argument conversion only, no URL parsing and no I/O (source None: not checked).
+  m.def(
+      "_check_remote_arguments",
+      [](const py::object& source, const py::object& storage_options, const py::object& bidirectional) {
+        if (!source.is_none() && !PyUnicode_Check(source.ptr())) raise_not_instance(source, "source", "str");
+        (void)storage_settings_from(storage_options);
+        (void)bidirectional_arg(bidirectional);
+      },
+      py::arg("source"), py::arg("storage_options"), py::arg("bidirectional"));
   py::class_<py_file_iter>(m, "TensogramFileIter", "Iterator of Message over a local file (own file handle).")
       .def("__iter__", [](py_file_iter& it) -> py_file_iter& { return it; })
       .def("__next__", &py_file_iter::next)
@@ -211,12 +263,14 @@ releases the GIL, and one file can be used from many threads at once.
 )doc")
       .def_static(
           "open",
-          [](const py::object& source, bool bidirectional) {
+          [](const py::object& source, const py::object& bidirectional_value) {
+            const bool bidirectional = bidirectional_arg(bidirectional_value);
             const std::string s = fspath(source);
             if (py::module_::import("tensogram._tensogram").attr("is_remote_url")(s).cast<bool>()) {
               return open_remote(s, py::none(), bidirectional);
             }
-            require_readable_file(s);
+            // Spec 08 §7.1: the core's open checks that the path can be opened
+            // (OSError "file not found: <path>") and reads nothing.
             const scan_mode mode = mode_of(bidirectional);
             std::shared_ptr<tensogram::file> f;
             {
@@ -229,8 +283,8 @@ releases the GIL, and one file can be used from many threads at once.
           "Opens a local path or a remote URL (auto-detected with is_remote_url).")
       .def_static(
           "open_remote",
-          [](const std::string& source, const py::object& storage_options, bool bidirectional) {
-            return open_remote(source, storage_options, bidirectional);
+          [](const std::string& source, const py::object& storage_options, const py::object& bidirectional) {
+            return open_remote(source, storage_options, bidirectional_arg(bidirectional));
           },
           py::arg("source"), py::arg("storage_options") = py::none(), py::kw_only(),
           py::arg("bidirectional") = true,
@@ -343,8 +397,7 @@ releases the GIL, and one file can be used from many threads at once.
               auto descs = f->decode_descriptors(i).second;
               d = descs.at(obj);
             }
-            return range_arrays(std::move(parts), d, native ? native_byte_order() : d.effective_byte_order(),
-                                join);
+            return range_arrays(std::move(parts), d, join);
           },
           py::arg("msg_index"), py::arg("obj_index"), py::arg("ranges"), py::arg("join") = false,
           py::arg("native_byte_order") = true, py::arg("threads") = 0,
@@ -391,8 +444,7 @@ releases the GIL, and one file can be used from many threads at once.
                 parts = f->decode_range(i, obj, r, o);
                 d = f->decode_descriptors(i).second.at(obj);
               }
-              out.append(range_arrays(std::move(parts), d,
-                                      native ? native_byte_order() : d.effective_byte_order(), join));
+              out.append(range_arrays(std::move(parts), d, join));
             }
             return out;
           },
@@ -464,8 +516,7 @@ releases the GIL, and one file can be used from many threads at once.
           },
           py::arg("exc_type"), py::arg("exc"), py::arg("tb"))
       .def("__repr__", [](const py_file& self) {
-        return "TensogramFile(" + std::string(py::repr(py::str(self.source()))) +
-               (self.closed() ? ", closed)" : std::string(self.remote() ? ", remote)" : ")"));
+        return "TensogramFile(source='" + self.source() + "')";  // spec 08 §6: as given, unescaped
       });
 }
 

@@ -305,8 +305,7 @@ of one flag per element.
           parts = tensogram::decode_range(in.as_buffer(), i, r, o);
           d = tensogram::decode_descriptors(in.bytes()).second.at(i);
         }
-        return range_arrays(std::move(parts), d, native ? native_byte_order() : d.effective_byte_order(),
-                            join);
+        return range_arrays(std::move(parts), d, join);
       },
       py::arg("buf"), py::arg("object_index"), py::arg("ranges"), py::arg("join") = false,
       py::arg("native_byte_order") = true, py::arg("threads") = 0, py::arg("restore_non_finite") = true,
@@ -387,13 +386,21 @@ Checks the message in ``buf`` at ``level`` quick | default | checksum | full and
 
   m.def(
       "compute_hash",
-      [](const py::object& data, const std::string& algo) {
+      [](const py::object& data, const py::object& algo) {
+        // Spec 08 §4: bytes or bytearray only; "none" is accepted and still
+        // gives the xxh3 digest; other names are the core's MetadataError.
+        if (!PyBytes_Check(data.ptr()) && !PyByteArray_Check(data.ptr())) {
+          raise_not_instance(data, "data", "bytes | bytearray");
+        }
+        if (!PyUnicode_Check(algo.ptr())) raise_not_instance(algo, "algo", "str");
+        (void)hash_name_enables_hashing(algo.cast<std::string>());
         const borrowed_bytes in(data, "data");
         py::gil_scoped_release release;
         return tensogram::compute_hash(reinterpret_cast<const std::uint8_t*>(in.bytes().data()),
-                                       in.bytes().size(), algo);
+                                       in.bytes().size(), "xxh3");
       },
-      py::arg("data"), py::arg("algo") = "xxh3", "16-character lowercase hex xxh3-64 digest of data.");
+      py::arg("data"), py::arg("algo") = "xxh3",
+      "16-character lowercase hex xxh3-64 digest of data (bytes or bytearray); algo \"xxh3\" or \"none\".");
 
   const auto packing_params = [](const py::array_t<double, py::array::c_style | py::array::forcecast>& values,
                                  std::uint32_t bits, std::int32_t decimal) {

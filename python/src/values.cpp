@@ -8,6 +8,7 @@
 #include "binding.hpp"
 #include "tensogram/core/byte_order.hpp"
 #include "tensogram/core/dtype.hpp"
+#include "tensogram/core/error.hpp"
 
 namespace tensogram::python {
 
@@ -247,8 +248,15 @@ encode_options make_encode_options(const py::object& hash, std::uint32_t threads
   if (hash.is_none()) {
     o.hash_algo = "none";
   } else {
-    const std::string h = py::str(hash);
-    if (h != "xxh3" && h != "none") value_error("unknown hash algorithm: '" + h + "' (use 'xxh3' or None)");
+    // Spec 08 §1.2, §1.6: str only; an unknown name is the core's text with
+    // its lowercase Display prefix (`metadata error: unknown hash type: …`).
+    if (!PyUnicode_Check(hash.ptr())) raise_not_instance(hash, "hash", "str");
+    const std::string h = hash.cast<std::string>();
+    try {
+      (void)hash_name_enables_hashing(h);
+    } catch (const metadata_error& e) {
+      value_error(e.what());
+    }
     o.hash_algo = h;
   }
   o.threads = threads;

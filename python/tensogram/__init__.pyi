@@ -98,13 +98,20 @@ class _FileObject(TypedDict):
     descriptor: DataObjectDescriptor
     data: _Array
 
-# http(s) sources only in this build (file.cpp): request headers, timeouts in
-# milliseconds and TLS verification; any other key is a ValueError.
+# http(s) sources only in this build (file.cpp, spec 08 §3): values are taken
+# as str(value); the reference's object-store client keys (durations such as
+# "30s") and this build's request headers, millisecond timeouts and TLS
+# verification; an unknown key fails the open (OSError).
 class _StorageOptions(TypedDict, total=False):
     headers: Mapping[str, str]
     timeout_ms: int
     connect_timeout_ms: int
     verify_tls: bool | str
+    timeout: str
+    connect_timeout: str
+    allow_http: bool | str
+    allow_invalid_certificates: bool | str
+    user_agent: str
 
 # Keyword arguments the AsyncTensogramFile methods pass on to TensogramFile.
 class _ObjectReadOptions(TypedDict, total=False):
@@ -348,7 +355,7 @@ def validate(
 def validate_file(
     path: _StrPath, level: _ValidationLevel = "default", check_canonical: bool = False
 ) -> _FileValidationReport: ...
-def compute_hash(data: _ReadableBuffer, algo: str = "xxh3") -> str: ...
+def compute_hash(data: bytes | bytearray, algo: str = "xxh3") -> str: ...
 def compute_packing_params(
     values: npt.ArrayLike, bits_per_value: int, decimal_scale_factor: int = 0
 ) -> _PackingParams: ...
@@ -577,11 +584,11 @@ class AsyncTensogramFile:
 
     def __init__(self, sync_file: TensogramFile) -> None: ...
     @classmethod
-    async def open(cls, source: _StrPath, *, bidirectional: bool = True) -> AsyncTensogramFile: ...
+    def open(cls, source: _StrPath, *, bidirectional: bool = True) -> asyncio.Future[AsyncTensogramFile]: ...
     @classmethod
-    async def open_remote(
+    def open_remote(
         cls, source: str, storage_options: _StorageOptions | dict[str, Any] | None = None, *, bidirectional: bool = True
-    ) -> AsyncTensogramFile: ...
+    ) -> asyncio.Future[AsyncTensogramFile]: ...
     async def message_count(self) -> int: ...
     async def decode_message(
         self, index: int, native_byte_order: bool = True, threads: int = 0, verify_hash: bool = False

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Iterable, Optional, Sequence, Tuple
 
-from ._tensogram import TensogramFile
+from ._tensogram import TensogramFile, _check_remote_arguments
 
 
 class AsyncTensogramFile:
@@ -26,18 +26,26 @@ class AsyncTensogramFile:
         self._file = sync_file
         self._count: Optional[int] = None
 
-    @classmethod
-    async def open(cls, source: Any, *, bidirectional: bool = True) -> "AsyncTensogramFile":
-        """Opens a local path or a remote URL (see ``TensogramFile.open``)."""
-        return cls(await asyncio.to_thread(TensogramFile.open, source, bidirectional=bidirectional))
+    # Spec 08 §3.4: `open`/`open_remote` check their arguments when called (and need a running
+    # loop: RuntimeError "no running event loop"), then return an asyncio.Future whose work has
+    # already started; URL, options and I/O errors surface when it is awaited.
 
     @classmethod
-    async def open_remote(
+    def open(cls, source: Any, *, bidirectional: bool = True) -> "asyncio.Future[AsyncTensogramFile]":
+        """Opens a local path or a remote URL (see ``TensogramFile.open``); await the result."""
+        loop = asyncio.get_running_loop()
+        _check_remote_arguments(None, None, bidirectional)
+        return loop.run_in_executor(None, lambda: cls(TensogramFile.open(source, bidirectional=bidirectional)))
+
+    @classmethod
+    def open_remote(
         cls, source: str, storage_options: Optional[dict] = None, *, bidirectional: bool = True
-    ) -> "AsyncTensogramFile":
-        """Opens an http(s) URL (see ``TensogramFile.open_remote``)."""
-        return cls(
-            await asyncio.to_thread(TensogramFile.open_remote, source, storage_options, bidirectional=bidirectional)
+    ) -> "asyncio.Future[AsyncTensogramFile]":
+        """Opens an http(s) URL (see ``TensogramFile.open_remote``); await the result."""
+        loop = asyncio.get_running_loop()
+        _check_remote_arguments(source, storage_options, bidirectional)
+        return loop.run_in_executor(
+            None, lambda: cls(TensogramFile.open_remote(source, storage_options, bidirectional=bidirectional))
         )
 
     async def _call(self, name: str, *args: Any, **kwargs: Any) -> Any:
@@ -121,7 +129,7 @@ class AsyncTensogramFile:
         return False
 
     def __repr__(self) -> str:
-        return f"AsyncTensogramFile({self._file.source()!r})"
+        return f"AsyncTensogramFile(source='{self._file.source()}')"  # spec 08 §6
 
 
 class AsyncTensogramFileIter:

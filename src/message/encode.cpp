@@ -27,10 +27,14 @@
 
 namespace tensogram {
 
+bool hash_name_enables_hashing(const std::string& name) {
+  if (name == "xxh3") return true;
+  if (name == "none") return false;
+  throw metadata_error("unknown hash type: " + name + "; expected \"xxh3\" or \"none\"");
+}
+
 bool encode_options::hashing() const {
-  if (hash_algo == "xxh3") return true;
-  if (hash_algo.empty() || hash_algo == "none") return false;
-  throw metadata_error("unknown hash type: " + hash_algo);
+  return !hash_algo.empty() && hash_name_enables_hashing(hash_algo);
 }
 
 namespace detail {
