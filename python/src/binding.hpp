@@ -101,13 +101,22 @@ class borrowed_bytes {
   std::span<const std::byte> bytes_;
 };
 
+/// Which call a payload comes from: its accepted forms and error texts
+/// differ (spec 08 §1.5).
+enum class payload_kind {
+  array_or_bytes,         ///< encode, append, write_object
+  pre_encoded,            ///< encode_pre_encoded
+  streaming_pre_encoded,  ///< StreamingEncoder.write_object_pre_encoded
+};
+
 /// The payload of one `(descriptor, data)` pair of encode (spec 04 B.4):
-/// a C-contiguous numpy array or any bytes-like object. Sets the
-/// descriptor's byte order from a byte-swapped array when the dict gave none.
+/// a C-contiguous numpy array or any bytes-like object (pre-encoded: bytes
+/// or a 1-D uint8 array). Sets the descriptor's byte order from a
+/// byte-swapped array when the dict gave none.
 class object_payload {
  public:
   object_payload(py::handle data, data_object_descriptor& descriptor, bool byte_order_given,
-                 bool pre_encoded);
+                 payload_kind kind);
   [[nodiscard]] std::span<const std::byte> bytes() const noexcept { return bytes_.bytes(); }
 
  private:

@@ -53,8 +53,8 @@ class py_file {
     const auto n = static_cast<long long>(count());
     const long long i = index < 0 ? index + n : index;
     if (i < 0 || i >= n) {
-      throw py::index_error("message index " + std::to_string(index) + " out of range for a file of " +
-                            std::to_string(n) + " messages");
+      throw py::index_error("message index " + std::to_string(index) + " out of range for file with " +
+                            std::to_string(n) + " messages");  // spec 08 §1.8
     }
     return static_cast<std::size_t>(i);
   }
@@ -221,10 +221,12 @@ py::dict object_result(const message& msg) {
   return out;
 }
 
+// The core's text for a batch call on a local file (spec 08 §1.8); `what`
+// is "object" or "range".
 void require_remote(const py_file& self, const char* what) {
   if (!self.remote()) {
     PyErr_SetString(PyExc_OSError,
-                    (std::string(what) + " is for remote files; decode local messages one by one").c_str());
+                    ("batch " + std::string(what) + " decode requires a remote backend").c_str());
     throw py::error_already_set();
   }
 }
@@ -406,7 +408,7 @@ releases the GIL, and one file can be used from many threads at once.
           "file_decode_object_batch",
           [](py_file& self, const py::object& msg_indices, long long obj_index, bool native,
              std::uint32_t threads, bool verify) {
-            require_remote(self, "file_decode_object_batch");
+            require_remote(self, "object");
             auto f = self.handle();
             const std::size_t obj = checked_index(obj_index, "obj_index");
             const decode_options o = make_decode_options(native, threads, true, verify);
@@ -429,7 +431,7 @@ releases the GIL, and one file can be used from many threads at once.
           "file_decode_range_batch",
           [](py_file& self, const py::object& msg_indices, long long obj_index, const py::object& ranges,
              bool join, bool native, std::uint32_t threads) {
-            require_remote(self, "file_decode_range_batch");
+            require_remote(self, "range");
             auto f = self.handle();
             const std::size_t obj = checked_index(obj_index, "obj_index");
             const auto r = ranges_from_list(ranges);
@@ -497,8 +499,7 @@ releases the GIL, and one file can be used from many threads at once.
               return py::object(std::move(out));
             }
             if (PyBool_Check(key.ptr()) || !PyIndex_Check(key.ptr())) {
-              throw py::type_error("TensogramFile indices must be integers or slices, not " +
-                                   std::string(py::str(py::type::handle_of(key).attr("__name__"))));
+              throw py::type_error("indices must be integers or slices");  // spec 08 §1.8
             }
             return self.decode_message(self.resolve(key.cast<long long>()), decode_options{});
           },

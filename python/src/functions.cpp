@@ -72,23 +72,21 @@ bool remote_scheme(const std::string& source) {
 }  // namespace
 
 encode_inputs::encode_inputs(py::handle pairs, bool pre_encoded) {
-  if (!PyList_Check(pairs.ptr())) {
-    throw py::value_error("descriptors_and_data must be a list of (descriptor, data) tuples");
-  }
+  // Spec 08 §1.5 texts.
+  if (!PyList_Check(pairs.ptr())) raise_not_instance(pairs, "descriptors_and_data", "list");
+  const std::string form = pre_encoded ? "each element must be a (descriptor_dict, bytes) tuple"
+                                       : "each element must be a (descriptor_dict, data) tuple";
   const auto list = py::reinterpret_borrow<py::list>(pairs);
   descriptors_.reserve(list.size());
   payloads_.reserve(list.size());
-  std::size_t i = 0;
   for (py::handle item : list) {
-    if (!PyTuple_Check(item.ptr()) || PyTuple_Size(item.ptr()) != 2) {
-      throw py::value_error("descriptors_and_data[" + std::to_string(i) +
-                            "] must be a (descriptor, data) tuple of length 2");
-    }
+    if (!PyTuple_Check(item.ptr())) throw py::value_error(form);
+    if (PyTuple_Size(item.ptr()) != 2) throw py::value_error(form + " of length 2");
     const auto pair = py::reinterpret_borrow<py::tuple>(item);
     const bool order_given = PyDict_Check(pair[0].ptr()) && pair[0].cast<py::dict>().contains("byte_order");
     descriptors_.push_back(descriptor_from_dict(pair[0]));
-    payloads_.emplace_back(pair[1], descriptors_.back(), order_given, pre_encoded);
-    ++i;
+    payloads_.emplace_back(pair[1], descriptors_.back(), order_given,
+                           pre_encoded ? payload_kind::pre_encoded : payload_kind::array_or_bytes);
   }
 }
 
@@ -124,8 +122,11 @@ std::vector<std::byte> encode_message(const global_metadata& metadata, std::span
   return out;
 }
 
-std::size_t checked_index(long long index, const char* what) {
-  if (index < 0) throw py::value_error(std::string(what) + " must be >= 0, got " + std::to_string(index));
+std::size_t checked_index(long long index, const char* /*what*/) {
+  if (index < 0) {
+    PyErr_SetString(PyExc_OverflowError, "can't convert negative int to unsigned");  // spec 08 §1.7
+    throw py::error_already_set();
+  }
   return static_cast<std::size_t>(index);
 }
 

@@ -80,7 +80,7 @@ class AsyncTensogramFile:
     async def file_decode_object_batch(self, msg_indices: Iterable[int], obj_index: int, **kwargs: Any):
         """``file_decode_object`` over several messages, concurrently (remote files only)."""
         if not self._file.is_remote():
-            raise OSError("file_decode_object_batch is for remote files; decode local messages one by one")
+            raise OSError("batch object decode requires a remote backend")  # spec 08 §1.8
         return list(
             await asyncio.gather(*(self.file_decode_object(i, obj_index, **kwargs) for i in msg_indices))
         )
@@ -90,7 +90,7 @@ class AsyncTensogramFile:
     ):
         """``file_decode_range`` over several messages, concurrently (remote files only)."""
         if not self._file.is_remote():
-            raise OSError("file_decode_range_batch is for remote files; decode local messages one by one")
+            raise OSError("batch range decode requires a remote backend")  # spec 08 §1.8
         return list(
             await asyncio.gather(*(self.file_decode_range(i, obj_index, ranges, **kwargs) for i in msg_indices))
         )
