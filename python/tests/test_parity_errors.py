@@ -242,3 +242,25 @@ def test_one_warning_per_descriptor_even_if_encode_fails():
         with pytest.raises(ValueError):
             tensogram.encode({}, [({**D, "units": "K"}, A), ({**D, "mars": {}}, np.ones(3, np.float32))])
     assert len(caught) == 2
+
+
+# ---- §1.10 converters ---------------------------------------------------------------------------------
+
+@pytest.mark.skipif(not tensogram.__has_grib__, reason="built without the importers")
+def test_converter_errors(fixtures_dir, tmp_path):
+    grib = str(fixtures_dir / "grib" / "2t.grib2")
+    _raises(ValueError, 'grouping must be \'one_to_one\' or \'merge_all\', got "x\\"y"',
+            lambda: tensogram.convert_grib(grib, grouping='x"y'))
+    _raises(ValueError, "split_by must be 'file', 'variable' or 'record', got \"rows\"",
+            lambda: tensogram.convert_netcdf(str(fixtures_dir / "netcdf" / "cf_temperature.nc"), split_by="rows"))
+    # options are checked before the path
+    _raises(ValueError, "split_by must be 'file', 'variable' or 'record', got \"rows\"",
+            lambda: tensogram.convert_netcdf("/nonexistent.nc", split_by="rows"))
+    for call, path in ((tensogram.convert_grib, "/nonexistent.grib"), (tensogram.convert_netcdf, "/nonexistent.nc")):
+        e = _raises(FileNotFoundError, f"no such file: {path}", lambda: call(path))
+        assert e.errno is None
+    _raises(ValueError, "convert_grib_buffer expects a bytes-like object (bytes, bytearray, memoryview, "
+                        "numpy.uint8[:])", lambda: tensogram.convert_grib_buffer("GRIB", grouping="bogus"))
+    _raises(ValueError, "invalid netcdf data: to-netcdf: no messages to write",
+            lambda: tensogram.to_netcdf([], str(tmp_path / "x.nc")))
+    assert tensogram.to_grib([]) == b""
