@@ -48,6 +48,19 @@ class py_file {
     return make_message(msg, message_source{});
   }
 
+  /// A message index argument of the file calls: OverflowError when
+  /// negative, the reference's `FramingError: message index <i> out of range
+  /// (count=<n>)` past the end (spec 08 §1.1, §1.8; the C++ API reports an
+  /// object_error).
+  std::size_t message_index(long long index) {
+    const std::size_t i = checked_index(index, "index");
+    if (const std::size_t n = count(); i >= n) {
+      throw framing_error("message index " + std::to_string(i) + " out of range (count=" + std::to_string(n) +
+                          ")");
+    }
+    return i;
+  }
+
   /// Python index (negative from the end) → message index; IndexError.
   std::size_t resolve(long long index) {
     const auto n = static_cast<long long>(count());
@@ -331,7 +344,7 @@ releases the GIL, and one file can be used from many threads at once.
       .def(
           "decode_message",
           [](py_file& self, long long index, bool native, std::uint32_t threads, bool restore, bool verify) {
-            return self.decode_message(checked_index(index, "index"),
+            return self.decode_message(self.message_index(index),
                                        make_decode_options(native, threads, restore, verify));
           },
           py::arg("index"), py::arg("native_byte_order") = true, py::arg("threads") = 0,
@@ -340,7 +353,7 @@ releases the GIL, and one file can be used from many threads at once.
           "file_decode_metadata",
           [](py_file& self, long long msg_index) {
             auto f = self.handle();
-            const std::size_t i = checked_index(msg_index, "msg_index");
+            const std::size_t i = self.message_index(msg_index);
             py::gil_scoped_release release;
             return metadata_view{f->decode_metadata(i)};
           },
@@ -349,7 +362,7 @@ releases the GIL, and one file can be used from many threads at once.
           "file_decode_descriptors",
           [](py_file& self, long long msg_index) {
             auto f = self.handle();
-            const std::size_t i = checked_index(msg_index, "msg_index");
+            const std::size_t i = self.message_index(msg_index);
             std::pair<metadata, std::vector<data_object_descriptor>> r;
             {
               py::gil_scoped_release release;
@@ -369,7 +382,7 @@ releases the GIL, and one file can be used from many threads at once.
           [](py_file& self, long long msg_index, long long obj_index, bool native, std::uint32_t threads,
              bool verify) {
             auto f = self.handle();
-            const std::size_t i = checked_index(msg_index, "msg_index");
+            const std::size_t i = self.message_index(msg_index);
             const std::size_t obj = checked_index(obj_index, "obj_index");
             const decode_options o = make_decode_options(native, threads, true, verify);
             message msg;
@@ -387,7 +400,7 @@ releases the GIL, and one file can be used from many threads at once.
           [](py_file& self, long long msg_index, long long obj_index, const py::object& ranges, bool join,
              bool native, std::uint32_t threads) {
             auto f = self.handle();
-            const std::size_t i = checked_index(msg_index, "msg_index");
+            const std::size_t i = self.message_index(msg_index);
             const std::size_t obj = checked_index(obj_index, "obj_index");
             const auto r = ranges_from_list(ranges);
             const decode_options o = make_decode_options(native, threads, true, false);
@@ -414,7 +427,7 @@ releases the GIL, and one file can be used from many threads at once.
             const decode_options o = make_decode_options(native, threads, true, verify);
             py::list out;
             for (py::handle h : msg_indices) {
-              const std::size_t i = checked_index(h.cast<long long>(), "msg index");
+              const std::size_t i = self.message_index(h.cast<long long>());
               message msg;
               {
                 py::gil_scoped_release release;
@@ -438,7 +451,7 @@ releases the GIL, and one file can be used from many threads at once.
             const decode_options o = make_decode_options(native, threads, true, false);
             py::list out;
             for (py::handle h : msg_indices) {
-              const std::size_t i = checked_index(h.cast<long long>(), "msg index");
+              const std::size_t i = self.message_index(h.cast<long long>());
               std::vector<buffer> parts;
               data_object_descriptor d;
               {
@@ -457,7 +470,7 @@ releases the GIL, and one file can be used from many threads at once.
           "read_message",
           [](py_file& self, long long index) {
             auto f = self.handle();
-            const std::size_t i = checked_index(index, "index");
+            const std::size_t i = self.message_index(index);
             buffer b;
             {
               py::gil_scoped_release release;

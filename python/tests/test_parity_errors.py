@@ -169,6 +169,11 @@ def test_file_errors(tmp_path):
     _raises(IndexError, "message index -5 out of range for file with 1 messages", lambda: f[-5])
     _raises(IndexError, "message index 1 out of range for file with 1 messages", lambda: f[1])
     _raises(TypeError, "indices must be integers or slices", lambda: f["0"])
+    for call in (lambda: f.decode_message(1), lambda: f.read_message(1), lambda: f.file_decode_metadata(1),
+                 lambda: f.file_decode_descriptors(1), lambda: f.file_decode_object(1, 0),
+                 lambda: f.file_decode_range(1, 0, [(0, 1)])):
+        _raises(ValueError, "FramingError: message index 1 out of range (count=1)", call)
+    _raises(OverflowError, "can't convert negative int to unsigned", lambda: f.decode_message(-1))
     _raises(OSError, "batch object decode requires a remote backend", lambda: f.file_decode_object_batch([0], 0))
     _raises(OSError, "batch range decode requires a remote backend",
             lambda: f.file_decode_range_batch([0], 0, [(0, 1)]))
