@@ -524,10 +524,9 @@ releases the GIL, and one file can be used from many threads at once.
           "__enter__", [](py_file& self) -> py_file& { return self; }, py::return_value_policy::reference)
       .def(
           "__exit__",
-          [](py_file& self, const py::object&, const py::object&, const py::object&) {
-            self.close();
-            return false;
-          },
+          // Spec 08 §1.8: returns False and closes nothing; the file stays
+          // usable after the block (close() releases it).
+          [](py_file& /*self*/, const py::object&, const py::object&, const py::object&) { return false; },
           py::arg("exc_type"), py::arg("exc"), py::arg("tb"))
       .def("__repr__", [](const py_file& self) {
         return "TensogramFile(source='" + self.source() + "')";  // spec 08 §6: as given, unescaped

@@ -125,8 +125,7 @@ class AsyncTensogramFile:
         return self
 
     async def __aexit__(self, *exc: Any) -> bool:
-        self._file.close()
-        return False
+        return False  # spec 08 §1.8: closes nothing
 
     def __repr__(self) -> str:
         return f"AsyncTensogramFile(source='{self._file.source()}')"  # spec 08 §6

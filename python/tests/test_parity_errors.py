@@ -269,3 +269,22 @@ def test_converter_errors(fixtures_dir, tmp_path):
     _raises(ValueError, "invalid netcdf data: to-netcdf: no messages to write",
             lambda: tensogram.to_netcdf([], str(tmp_path / "x.nc")))
     assert tensogram.to_grib([]) == b""
+
+
+def test_with_blocks_close_nothing(tmp_path):
+    import asyncio
+
+    path = str(tmp_path / "w.tgm")
+    with tensogram.TensogramFile.create(path) as f:
+        f.append({}, [(D, A)])
+    assert not f.closed
+    with tensogram.TensogramFile.open(path) as f:
+        assert f.__exit__(None, None, None) is False
+    assert len(f) == 1 and f[0].objects[0][1].tolist() == [1.0, 1.0]   # still usable (spec 08 §1.8)
+
+    async def run():
+        async with await tensogram.AsyncTensogramFile.open(path) as af:
+            pass
+        assert await af.message_count() == 1
+
+    asyncio.run(run())
