@@ -10,6 +10,7 @@
 
 #include "binding.hpp"
 #include "tensogram/codecs/simple_packing.hpp"
+#include "tensogram/core/error.hpp"
 #include "tensogram/doctor.hpp"
 #include "tensogram/message/encode.hpp"
 #include "tensogram/message/masks.hpp"
@@ -407,10 +408,13 @@ Checks the message in ``buf`` at ``level`` quick | default | checksum | full and
                                  std::uint32_t bits, std::int32_t decimal) {
     if (values.ndim() != 1) throw py::value_error("values must be a 1-D array");
     simple_packing_params p;
-    {
+    try {
       py::gil_scoped_release release;
       p = simple_packing_compute_params(
           std::span<const double>(values.data(), static_cast<std::size_t>(values.size())), bits, decimal);
+    } catch (const encoding_error& e) {
+      // Spec 08 §1.2: the packing Display text, without a category prefix.
+      throw py::value_error(std::string(e.detail()));
     }
     py::dict out;
     out["sp_reference_value"] = p.reference_value;

@@ -288,3 +288,14 @@ def test_with_blocks_close_nothing(tmp_path):
         assert await af.message_count() == 1
 
     asyncio.run(run())
+
+
+# ---- §1.2 compute_packing_params ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("values, bits, text", [
+    ([1.0, float("nan")], 16, "NaN value encountered at index 1"),
+    ([1.0, 2.0, float("-inf")], 16, "infinite value encountered at index 2"),
+    ([1.0, 2.0], 65, "bits_per_value 65 exceeds maximum of 64"),
+])
+def test_packing_errors_have_no_prefix(values, bits, text):
+    _raises(ValueError, text, lambda: tensogram.compute_packing_params(np.array(values), bits, 0))
