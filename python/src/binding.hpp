@@ -14,6 +14,7 @@
 #include <pybind11/pybind11.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
@@ -204,3 +205,49 @@ void register_streaming(py::module_& m);
 void register_converters(py::module_& m);
 
 }  // namespace tensogram::python
+
+namespace tensogram::python {
+
+/// The `threads` parameter (u32 in the reference): converted with PyO3's
+/// errors (spec 08 §1.6) — TypeError for a non-integer, OverflowError for a
+/// value outside u32 — rather than pybind11's "incompatible arguments".
+struct threads_arg {
+  std::uint32_t value = 0;
+  operator std::uint32_t() const noexcept { return value; }  // NOLINT(google-explicit-constructor)
+};
+
+}  // namespace tensogram::python
+
+namespace pybind11::detail {
+
+template <>
+struct type_caster<tensogram::python::threads_arg> {
+  PYBIND11_TYPE_CASTER(tensogram::python::threads_arg, const_name("int"));
+
+  bool load(handle src, bool /*convert*/) {
+    if (PyFloat_Check(src.ptr()) || PyIndex_Check(src.ptr()) == 0) {
+      throw type_error(std::string("argument 'threads': '") + Py_TYPE(src.ptr())->tp_name +
+                       "' object cannot be interpreted as an integer");
+    }
+    const object index = reinterpret_steal<object>(PyNumber_Index(src.ptr()));
+    if (!index) throw error_already_set();
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+    if (overflow != 0) {
+      PyErr_SetString(PyExc_OverflowError, "Python int too large to convert to C long");
+      throw error_already_set();
+    }
+    if (v < 0 || v > 0xffffffffLL) {
+      PyErr_SetString(PyExc_OverflowError, "out of range integral type conversion attempted");
+      throw error_already_set();
+    }
+    value.value = static_cast<std::uint32_t>(v);
+    return true;
+  }
+
+  static handle cast(tensogram::python::threads_arg v, return_value_policy /*policy*/, handle /*parent*/) {
+    return PyLong_FromUnsignedLong(v.value);
+  }
+};
+
+}  // namespace pybind11::detail

@@ -34,7 +34,7 @@ std::string checked_path(const py::object& path) {
 // The pipeline and encode keywords shared by the importers (spec 05 §1).
 importers::conversion_options conversion_of(const std::string& encoding, const py::object& bits,
                                             const std::string& filter, const std::string& compression,
-                                            const py::object& level, std::uint32_t threads,
+                                            const py::object& level, threads_arg threads,
                                             const py::object& hash) {
   importers::conversion_options c;
   c.pipeline.encoding = encoding;
@@ -98,7 +98,7 @@ void register_converters(py::module_& m) {
   m.attr("__has_netcdf__") = true;
   const auto grib = [](const py::object& source, bool from_buffer, const std::string& grouping, bool all_keys,
                        const std::string& encoding, const py::object& bits, const std::string& filter,
-                       const std::string& compression, const py::object& level, std::uint32_t threads,
+                       const std::string& compression, const py::object& level, threads_arg threads,
                        const py::object& hash) {
     // Spec 08 §1.10: the buffer is checked before the options.
     if (from_buffer && (PyUnicode_Check(source.ptr()) || PyObject_CheckBuffer(source.ptr()) == 0)) {
@@ -125,7 +125,7 @@ void register_converters(py::module_& m) {
       "convert_grib",
       [grib](const py::object& path, const std::string& grouping, bool preserve_all_keys,
              const std::string& encoding, const py::object& bits, const std::string& filter,
-             const std::string& compression, const py::object& level, std::uint32_t threads,
+             const std::string& compression, const py::object& level, threads_arg threads,
              const py::object& hash) {
         return grib(path, false, grouping, preserve_all_keys, encoding, bits, filter, compression, level,
                     threads, hash);
@@ -146,7 +146,7 @@ missing in a GRIB bitmap become NaN (recorded in the NaN mask). base[i] holds "m
       "convert_grib_buffer",
       [grib](const py::object& buffer, const std::string& grouping, bool preserve_all_keys,
              const std::string& encoding, const py::object& bits, const std::string& filter,
-             const std::string& compression, const py::object& level, std::uint32_t threads,
+             const std::string& compression, const py::object& level, threads_arg threads,
              const py::object& hash) {
         return grib(buffer, true, grouping, preserve_all_keys, encoding, bits, filter, compression, level,
                     threads, hash);
@@ -160,7 +160,7 @@ missing in a GRIB bitmap become NaN (recorded in the NaN mask). base[i] holds "m
       "convert_netcdf",
       [](const py::object& path, const std::string& split_by, bool cf, bool nested_groups,
          const std::string& encoding, const py::object& bits, const std::string& filter,
-         const std::string& compression, const py::object& level, std::uint32_t threads,
+         const std::string& compression, const py::object& level, threads_arg threads,
          const py::object& hash) {
         importers::netcdf_options o;
         o.conversion = conversion_of(encoding, bits, filter, compression, level, threads, hash);

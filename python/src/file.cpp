@@ -322,7 +322,7 @@ releases the GIL, and one file can be used from many threads at once.
       .def(
           "append",
           [](py_file& self, const py::object& meta, const py::object& pairs, const py::object& hash,
-             std::uint32_t threads, bool allow_nan, bool allow_inf, const py::object& nan_m,
+             threads_arg threads, bool allow_nan, bool allow_inf, const py::object& nan_m,
              const py::object& pinf_m, const py::object& ninf_m, const py::object& small,
              const py::object& aggregate) {
             auto f = self.handle();
@@ -343,7 +343,7 @@ releases the GIL, and one file can be used from many threads at once.
           "damaged.")
       .def(
           "decode_message",
-          [](py_file& self, long long index, bool native, std::uint32_t threads, bool restore, bool verify) {
+          [](py_file& self, long long index, bool native, threads_arg threads, bool restore, bool verify) {
             return self.decode_message(self.message_index(index),
                                        make_decode_options(native, threads, restore, verify));
           },
@@ -379,7 +379,7 @@ releases the GIL, and one file can be used from many threads at once.
           "{'metadata': Metadata, 'descriptors': [DataObjectDescriptor]} without payloads.")
       .def(
           "file_decode_object",
-          [](py_file& self, long long msg_index, long long obj_index, bool native, std::uint32_t threads,
+          [](py_file& self, long long msg_index, long long obj_index, bool native, threads_arg threads,
              bool verify) {
             auto f = self.handle();
             const std::size_t i = self.message_index(msg_index);
@@ -398,7 +398,7 @@ releases the GIL, and one file can be used from many threads at once.
       .def(
           "file_decode_range",
           [](py_file& self, long long msg_index, long long obj_index, const py::object& ranges, bool join,
-             bool native, std::uint32_t threads) {
+             bool native, threads_arg threads) {
             auto f = self.handle();
             const std::size_t i = self.message_index(msg_index);
             const std::size_t obj = checked_index(obj_index, "obj_index");
@@ -420,7 +420,7 @@ releases the GIL, and one file can be used from many threads at once.
       .def(
           "file_decode_object_batch",
           [](py_file& self, const py::object& msg_indices, long long obj_index, bool native,
-             std::uint32_t threads, bool verify) {
+             threads_arg threads, bool verify) {
             require_remote(self, "object");
             auto f = self.handle();
             const std::size_t obj = checked_index(obj_index, "obj_index");
@@ -443,7 +443,7 @@ releases the GIL, and one file can be used from many threads at once.
       .def(
           "file_decode_range_batch",
           [](py_file& self, const py::object& msg_indices, long long obj_index, const py::object& ranges,
-             bool join, bool native, std::uint32_t threads) {
+             bool join, bool native, threads_arg threads) {
             require_remote(self, "range");
             auto f = self.handle();
             const std::size_t obj = checked_index(obj_index, "obj_index");

@@ -145,7 +145,7 @@ encoding.
 )doc";
   m.def(
       "encode",
-      [](const py::object& meta, const py::object& pairs, const py::object& hash, std::uint32_t threads,
+      [](const py::object& meta, const py::object& pairs, const py::object& hash, threads_arg threads,
          bool allow_nan, bool allow_inf, const py::object& nan_m, const py::object& pinf_m,
          const py::object& ninf_m, const py::object& small, const py::object& aggregate) {
         const global_metadata g = metadata_from_dict(meta);
@@ -167,7 +167,7 @@ encoding.
 
   m.def(
       "encode_pre_encoded",
-      [](const py::object& meta, const py::object& pairs, const py::object& hash, std::uint32_t threads) {
+      [](const py::object& meta, const py::object& pairs, const py::object& hash, threads_arg threads) {
         const global_metadata g = metadata_from_dict(meta);
         const encode_inputs in(pairs, true);
         const encode_options o = make_encode_options(hash, threads, false, false, py::none(), py::none(),
@@ -186,7 +186,7 @@ encoding.
 
   m.def(
       "decode",
-      [](const py::object& buf, bool native, std::uint32_t threads, bool restore, bool verify) {
+      [](const py::object& buf, bool native, threads_arg threads, bool restore, bool verify) {
         const borrowed_bytes in(buf, "buf");
         const decode_options o = make_decode_options(native, threads, restore, verify);
         message msg;
@@ -208,7 +208,7 @@ writable arrays that own the library's buffer. simple_packing objects decode to 
 
   m.def(
       "decode_with_masks",
-      [](const py::object& buf, bool native, std::uint32_t threads) {
+      [](const py::object& buf, bool native, threads_arg threads) {
         const borrowed_bytes in(buf, "buf");
         const decode_options o = make_decode_options(native, threads, false, false);
         message msg;
@@ -274,7 +274,7 @@ of one flag per element.
 
   m.def(
       "decode_object",
-      [](const py::object& buf, long long index, bool native, std::uint32_t threads, bool restore,
+      [](const py::object& buf, long long index, bool native, threads_arg threads, bool restore,
          bool verify) {
         const borrowed_bytes in(buf, "buf");
         const decode_options o = make_decode_options(native, threads, restore, verify);
@@ -295,7 +295,7 @@ of one flag per element.
   m.def(
       "decode_range",
       [](const py::object& buf, long long object_index, const py::object& ranges, bool join, bool native,
-         std::uint32_t threads, bool restore) {
+         threads_arg threads, bool restore) {
         const borrowed_bytes in(buf, "buf");
         const auto r = ranges_from_list(ranges);
         const std::size_t i = checked_index(object_index, "object_index");

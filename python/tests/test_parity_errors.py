@@ -299,3 +299,17 @@ def test_with_blocks_close_nothing(tmp_path):
 ])
 def test_packing_errors_have_no_prefix(values, bits, text):
     _raises(ValueError, text, lambda: tensogram.compute_packing_params(np.array(values), bits, 0))
+
+
+@pytest.mark.parametrize("threads, cls, text", [
+    (-1, OverflowError, "out of range integral type conversion attempted"),
+    (2**32, OverflowError, "out of range integral type conversion attempted"),
+    (2**70, OverflowError, "Python int too large to convert to C long"),
+    ("2", TypeError, "argument 'threads': 'str' object cannot be interpreted as an integer"),
+    (1.0, TypeError, "argument 'threads': 'float' object cannot be interpreted as an integer"),
+])
+def test_threads_conversion_errors(threads, cls, text):
+    msg = tensogram.encode({}, [(D, A)], threads=np.int64(2))
+    _raises(cls, text, lambda: tensogram.encode({}, [(D, A)], threads=threads))
+    _raises(cls, text, lambda: tensogram.decode(msg, threads=threads))
+    _raises(cls, text, lambda: tensogram.StreamingEncoder({}, threads=threads))
