@@ -40,6 +40,10 @@ TEST(CliClap, VersionOnTheProgramOnly) {
   }
   expect_clap_error(run_cli({"info", "-V"}), "unexpected argument '-V' found",
                     "tensogram info [OPTIONS] [FILES]...");
+  // Before the subcommand it is the program's flag.
+  const run_result before = run_cli({"-V", "info"});
+  EXPECT_EQ(before.exit_code, 0);
+  EXPECT_EQ(before.out, "tensogram 0.24.0\n");
   expect_clap_error(run_cli({"doctor", "--version"}), "unexpected argument '--version' found",
                     "tensogram doctor [OPTIONS]");
 }

@@ -257,6 +257,15 @@ std::vector<std::string> subcommand_names(const CLI::App& app) {
   return out;
 }
 
+bool version_flag_after_subcommand(const CLI::App& app, const std::vector<std::string>& args) {
+  const std::vector<CLI::App*> subs = app.get_subcommands();
+  if (subs.empty()) return false;
+  const auto sub = std::find(args.begin(), args.end(), subs.front()->get_name());
+  const auto flag = std::find_if(args.begin(), args.end(),
+                                 [](const std::string& a) { return a == "-V" || a == "--version"; });
+  return sub != args.end() && flag != args.end() && flag > sub;
+}
+
 std::string clap_error_text(const CLI::ParseError& e, const CLI::App& app,
                             const std::vector<std::string>& args) {
   const CLI::App* cmd = deepest(app);

@@ -60,6 +60,11 @@ inline constexpr std::string_view version_line = "tensogram 0.24.0";
 /// Visible subcommand names of `app` in declaration order.
 [[nodiscard]] std::vector<std::string> subcommand_names(const CLI::App& app);
 
+/// Whether a `-V`/`--version` of `args` comes after the subcommand name:
+/// only the program has the flag (spec 08 §10), so that is a usage error,
+/// while `tensogram -V info` prints the version.
+[[nodiscard]] bool version_flag_after_subcommand(const CLI::App& app, const std::vector<std::string>& args);
+
 /// The complete stderr text for a CLI11 parse failure of the command line
 /// `args` (without argv[0]) on `app` (named after the executable).
 [[nodiscard]] std::string clap_error_text(const CLI::ParseError& e, const CLI::App& app,

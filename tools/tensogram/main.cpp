@@ -292,8 +292,8 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
     if (app.get_subcommands().empty()) throw CLI::RequiredError::Subcommand(1);
   } catch (const CLI::ParseError& e) {
-    const bool version_after_subcommand =
-        dynamic_cast<const CLI::CallForVersion*>(&e) != nullptr && !app.get_subcommands().empty();
+    const bool version_after_subcommand = dynamic_cast<const CLI::CallForVersion*>(&e) != nullptr &&
+                                          tensogram::cli::version_flag_after_subcommand(app, args);
     // --help and --version are "errors" with exit code 0; CLI11 prints them.
     if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success) && !version_after_subcommand) {
       return app.exit(e);
