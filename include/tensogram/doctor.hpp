@@ -91,7 +91,8 @@ struct doctor_report {
 [[nodiscard]] bool is_compression_built_in(std::string_view name);
 
 /// JSON spellings: "compression", "threading", "io", "converter"; "ffi",
-/// "builtin"; "ok", "failed", "skipped".
+/// "pure-rust" (the reference's word for code without a foreign library, kept
+/// for its consumers, spec 08 §9); "ok", "failed", "skipped".
 [[nodiscard]] std::string_view to_string(feature_kind k) noexcept;
 [[nodiscard]] std::string_view to_string(feature_linkage l) noexcept;
 [[nodiscard]] std::string_view to_string(self_test_outcome o) noexcept;

@@ -29,15 +29,13 @@ borrowed_bytes::borrowed_bytes(py::handle obj, std::string_view what)
     bytes_ = {static_cast<const std::byte*>(arr.data()), static_cast<std::size_t>(arr.nbytes())};
     return;
   }
-  if (PyUnicode_Check(obj.ptr())) {
-    throw py::type_error(std::string(what) + " must be bytes-like or a numpy array, not str");
-  }
+  // PyO3's text for a `bytes | bytearray` parameter (spec 08 §1.7); this
+  // module takes any C-contiguous buffer besides.
+  if (PyUnicode_Check(obj.ptr())) raise_not_instance(obj, what, "bytes | bytearray");
   auto view = std::make_unique<Py_buffer>();
   if (PyObject_GetBuffer(obj.ptr(), view.get(), PyBUF_C_CONTIGUOUS) != 0) {
-    PyErr_Clear();  // replaced by a message that names the argument
-    throw py::type_error(std::string(what) +
-                         " must be a C-contiguous bytes-like object or numpy array, not " +
-                         std::string(py::str(py::type::handle_of(obj).attr("__name__"))));
+    PyErr_Clear();  // replaced by the argument's conversion error
+    raise_not_instance(obj, what, "bytes | bytearray");
   }
   bytes_ = {static_cast<const std::byte*>(view->buf), static_cast<std::size_t>(view->len)};
   export_.reset(view.release());
@@ -82,14 +80,47 @@ py::object numpy_module() {
 
 }  // namespace
 
-object_payload::object_payload(py::handle data, data_object_descriptor& descriptor, bool byte_order_given,
-                               bool pre_encoded)
-    : bytes_(data, "data") {
-  if (!py::isinstance<py::array>(data)) return;
-  if (pre_encoded) {
-    throw py::value_error(
-        "pre-encoded data must be bytes-like (bytes, bytearray, memoryview), not a numpy array");
+namespace {
+
+// Spec 08 §1.5: the texts of a payload the call cannot take, checked before
+// the bytes are borrowed.
+py::handle checked_payload(py::handle data, payload_kind kind) {
+  const bool array = py::isinstance<py::array>(data);
+  const bool byte_array =
+      array && py::reinterpret_borrow<py::array>(data).ndim() == 1 &&
+      py::str(py::reinterpret_borrow<py::array>(data).dtype().attr("name")).cast<std::string>() == "uint8";
+  const bool buffer = !array && !PyUnicode_Check(data.ptr()) && PyObject_CheckBuffer(data.ptr()) != 0;
+  switch (kind) {
+    case payload_kind::array_or_bytes:
+      if (!array && !buffer) throw py::value_error("data must be a numpy array or bytes");
+      break;
+    case payload_kind::pre_encoded:
+      if (!byte_array && !buffer) {
+        throw py::value_error("encode_pre_encoded requires bytes data (got " +
+                              py::str(py::type::handle_of(data).attr("__name__")).cast<std::string>() +
+                              ") — the payload must already be in its final wire form");
+      }
+      break;
+    case payload_kind::streaming_pre_encoded:
+      // PyO3's Vec<u8> extraction errors, unchanged (a TypeError).
+      if (PyUnicode_Check(data.ptr())) throw py::type_error("Can't extract `str` to `Vec`");
+      if (array && !byte_array) {
+        const py::array a = py::reinterpret_borrow<py::array>(data);
+        const std::string elem = a.size() > 0 ? Py_TYPE(a.attr("flat")[py::int_(0)].ptr())->tp_name : "int";
+        throw py::type_error("'" + elem + "' object cannot be interpreted as an integer");
+      }
+      if (!byte_array && !buffer) raise_not_instance(data, "", "Sequence");
+      break;
   }
+  return data;
+}
+
+}  // namespace
+
+object_payload::object_payload(py::handle data, data_object_descriptor& descriptor, bool byte_order_given,
+                               payload_kind kind)
+    : bytes_(checked_payload(data, kind), "data") {
+  if (!py::isinstance<py::array>(data) || kind != payload_kind::array_or_bytes) return;
   const auto arr = py::reinterpret_borrow<py::array>(data);
   const py::dtype dt = arr.dtype();
   const std::string name = py::str(dt.attr("name"));
@@ -113,7 +144,7 @@ object_payload::object_payload(py::handle data, data_object_descriptor& descript
   }
 }
 
-py::dtype numpy_dtype(tensogram::dtype t, bool simple_packing, tensogram::byte_order order) {
+py::dtype numpy_dtype(tensogram::dtype t, bool simple_packing) {
   const py::object np = numpy_module();
   py::object dt;
   if (simple_packing) {
@@ -126,9 +157,6 @@ py::dtype numpy_dtype(tensogram::dtype t, bool simple_packing, tensogram::byte_o
     }
   } else {
     dt = np.attr("dtype")(numpy_name(t));
-  }
-  if (py::cast<std::size_t>(dt.attr("itemsize")) > 1 && order != native_byte_order()) {
-    dt = dt.attr("newbyteorder")(order == byte_order::big ? ">" : "<");
   }
   return py::reinterpret_steal<py::dtype>(dt.release());
 }
@@ -178,7 +206,7 @@ py::array object_array(const decoded_object& object, const message_source& sourc
   const data_object_descriptor& d = object.descriptor();
   warn_reinterpreted(d);
   const bool packed = d.encoding == "simple_packing";
-  py::dtype dt = numpy_dtype(d.dtype, packed, object.data_byte_order());
+  py::dtype dt = numpy_dtype(d.dtype, packed);
   std::vector<py::ssize_t> shape;
   const std::size_t size = object.data_buffer().size();
   if (d.dtype == dtype::bitmask && !packed) {
@@ -201,11 +229,10 @@ py::array object_array(const decoded_object& object, const message_source& sourc
   return make_array(object.data_buffer(), std::move(dt), std::move(shape), source);
 }
 
-py::object range_arrays(std::vector<tensogram::buffer> parts, const data_object_descriptor& d,
-                        tensogram::byte_order order, bool join) {
+py::object range_arrays(std::vector<tensogram::buffer> parts, const data_object_descriptor& d, bool join) {
   warn_reinterpreted(d);
   const bool packed = d.encoding == "simple_packing";
-  py::dtype dt = numpy_dtype(d.dtype, packed, order);
+  py::dtype dt = numpy_dtype(d.dtype, packed);
   const auto itemsize = static_cast<std::size_t>(dt.itemsize());
   if (join) {
     std::size_t total = 0;

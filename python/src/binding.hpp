@@ -14,6 +14,7 @@
 #include <pybind11/pybind11.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
@@ -41,6 +42,11 @@ namespace py = pybind11;
 /// Creates IntegrityError, MissingHashError, HashMismatchError and installs
 /// the translator of library exceptions.
 void register_errors(py::module_& m);
+
+/// PyO3's conversion error (spec 08 §1.12): `argument '<param>': '<qualname>'
+/// object is not an instance of '<type>'` (`'None' is not an instance of …`
+/// for None); without the `argument` prefix when `param` is empty.
+[[noreturn]] void raise_not_instance(py::handle obj, std::string_view param, std::string_view type);
 
 // ---- values (values.cpp) ----------------------------------------------------
 
@@ -96,13 +102,22 @@ class borrowed_bytes {
   std::span<const std::byte> bytes_;
 };
 
+/// Which call a payload comes from: its accepted forms and error texts
+/// differ (spec 08 §1.5).
+enum class payload_kind {
+  array_or_bytes,         ///< encode, append, write_object
+  pre_encoded,            ///< encode_pre_encoded
+  streaming_pre_encoded,  ///< StreamingEncoder.write_object_pre_encoded
+};
+
 /// The payload of one `(descriptor, data)` pair of encode (spec 04 B.4):
-/// a C-contiguous numpy array or any bytes-like object. Sets the
-/// descriptor's byte order from a byte-swapped array when the dict gave none.
+/// a C-contiguous numpy array or any bytes-like object (pre-encoded: bytes
+/// or a 1-D uint8 array). Sets the descriptor's byte order from a
+/// byte-swapped array when the dict gave none.
 class object_payload {
  public:
   object_payload(py::handle data, data_object_descriptor& descriptor, bool byte_order_given,
-                 bool pre_encoded);
+                 payload_kind kind);
   [[nodiscard]] std::span<const std::byte> bytes() const noexcept { return bytes_.bytes(); }
 
  private:
@@ -142,8 +157,10 @@ struct message_source {
 
 /// The numpy dtype of decoded elements (spec 04 B.4): simple_packing →
 /// float64, bfloat16 → ml_dtypes.bfloat16 when importable else uint16,
-/// bitmask → uint8; labelled with `order` (big-endian data stays correct).
-[[nodiscard]] py::dtype numpy_dtype(tensogram::dtype t, bool simple_packing, tensogram::byte_order order);
+/// bitmask → uint8. Always in native byte order, also for
+/// `native_byte_order=False`, whose wire-order bytes are then reinterpreted
+/// as native (spec 08 §5).
+[[nodiscard]] py::dtype numpy_dtype(tensogram::dtype t, bool simple_packing);
 
 /// An ndarray over decoded bytes without copying them. Views of the message
 /// are read-only with `source.owner` as base; library-owned results are
@@ -155,7 +172,7 @@ struct message_source {
 [[nodiscard]] py::array object_array(const decoded_object& object, const message_source& source);
 /// One 1-D array per range result of `decode_range`, or one joined array.
 [[nodiscard]] py::object range_arrays(std::vector<tensogram::buffer> parts, const data_object_descriptor& d,
-                                      tensogram::byte_order order, bool join);
+                                      bool join);
 
 // ---- Metadata and DataObjectDescriptor (metadata.cpp) ---------------------
 
@@ -173,6 +190,13 @@ void register_metadata(py::module_& m);
 /// `(DataObjectDescriptor, ndarray)` pairs.
 [[nodiscard]] py::object make_message(const message& msg, const message_source& source);
 
+/// `<Name>(position=<p>, remaining=<r>)`, the repr of the message iterators (spec 08 §2).
+[[nodiscard]] inline std::string iterator_repr(std::string_view name, std::size_t position,
+                                               std::size_t remaining) {
+  return std::string(name) + "(position=" + std::to_string(position) +
+         ", remaining=" + std::to_string(remaining) + ")";
+}
+
 // ---- the rest of the module -------------------------------------------------
 
 void register_functions(py::module_& m);
@@ -181,3 +205,49 @@ void register_streaming(py::module_& m);
 void register_converters(py::module_& m);
 
 }  // namespace tensogram::python
+
+namespace tensogram::python {
+
+/// The `threads` parameter (u32 in the reference): converted with PyO3's
+/// errors (spec 08 §1.6) — TypeError for a non-integer, OverflowError for a
+/// value outside u32 — rather than pybind11's "incompatible arguments".
+struct threads_arg {
+  std::uint32_t value = 0;
+  operator std::uint32_t() const noexcept { return value; }  // NOLINT(google-explicit-constructor)
+};
+
+}  // namespace tensogram::python
+
+namespace pybind11::detail {
+
+template <>
+struct type_caster<tensogram::python::threads_arg> {
+  PYBIND11_TYPE_CASTER(tensogram::python::threads_arg, const_name("int"));
+
+  bool load(handle src, bool /*convert*/) {
+    if (PyFloat_Check(src.ptr()) || PyIndex_Check(src.ptr()) == 0) {
+      throw type_error(std::string("argument 'threads': '") + Py_TYPE(src.ptr())->tp_name +
+                       "' object cannot be interpreted as an integer");
+    }
+    const object index = reinterpret_steal<object>(PyNumber_Index(src.ptr()));
+    if (!index) throw error_already_set();
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+    if (overflow != 0) {
+      PyErr_SetString(PyExc_OverflowError, "Python int too large to convert to C long");
+      throw error_already_set();
+    }
+    if (v < 0 || v > 0xffffffffLL) {
+      PyErr_SetString(PyExc_OverflowError, "out of range integral type conversion attempted");
+      throw error_already_set();
+    }
+    value.value = static_cast<std::uint32_t>(v);
+    return true;
+  }
+
+  static handle cast(tensogram::python::threads_arg v, return_value_policy /*policy*/, handle /*parent*/) {
+    return PyLong_FromUnsignedLong(v.value);
+  }
+};
+
+}  // namespace pybind11::detail

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "binding.hpp"
+#include "tensogram/core/hex.hpp"
 
 #if TENSOGRAM_HAS_IMPORTERS
 #include "tensogram/importers/grib.hpp"
@@ -20,11 +21,11 @@ namespace {
 
 #if TENSOGRAM_HAS_IMPORTERS
 
+// Spec 08 §1.10: a one-argument FileNotFoundError (errno None).
 std::string checked_path(const py::object& path) {
   const std::string p = py::str(py::module_::import("os").attr("fspath")(path));
   if (!py::module_::import("os").attr("path").attr("exists")(p).cast<bool>()) {
-    errno = ENOENT;
-    PyErr_SetFromErrnoWithFilename(PyExc_FileNotFoundError, p.c_str());
+    PyErr_SetString(PyExc_FileNotFoundError, ("no such file: " + p).c_str());
     throw py::error_already_set();
   }
   return p;
@@ -33,7 +34,7 @@ std::string checked_path(const py::object& path) {
 // The pipeline and encode keywords shared by the importers (spec 05 §1).
 importers::conversion_options conversion_of(const std::string& encoding, const py::object& bits,
                                             const std::string& filter, const std::string& compression,
-                                            const py::object& level, std::uint32_t threads,
+                                            const py::object& level, threads_arg threads,
                                             const py::object& hash) {
   importers::conversion_options c;
   c.pipeline.encoding = encoding;
@@ -61,7 +62,7 @@ py::list to_list(std::vector<std::vector<std::byte>> messages) {
 importers::grib_grouping grouping_of(const std::string& g) {
   if (g == "merge_all") return importers::grib_grouping::merge_all;
   if (g == "one_to_one") return importers::grib_grouping::one_to_one;
-  throw py::value_error("grouping must be 'merge_all' or 'one_to_one', not '" + g + "'");
+  throw py::value_error("grouping must be 'one_to_one' or 'merge_all', got " + debug_quoted(g));
 }
 
 // `messages`: one bytes-like message or a list of them.
@@ -97,8 +98,13 @@ void register_converters(py::module_& m) {
   m.attr("__has_netcdf__") = true;
   const auto grib = [](const py::object& source, bool from_buffer, const std::string& grouping, bool all_keys,
                        const std::string& encoding, const py::object& bits, const std::string& filter,
-                       const std::string& compression, const py::object& level, std::uint32_t threads,
+                       const std::string& compression, const py::object& level, threads_arg threads,
                        const py::object& hash) {
+    // Spec 08 §1.10: the buffer is checked before the options.
+    if (from_buffer && (PyUnicode_Check(source.ptr()) || PyObject_CheckBuffer(source.ptr()) == 0)) {
+      throw py::value_error(
+          "convert_grib_buffer expects a bytes-like object (bytes, bytearray, memoryview, numpy.uint8[:])");
+    }
     importers::grib_options o;
     o.conversion = conversion_of(encoding, bits, filter, compression, level, threads, hash);
     o.grouping = grouping_of(grouping);
@@ -119,7 +125,7 @@ void register_converters(py::module_& m) {
       "convert_grib",
       [grib](const py::object& path, const std::string& grouping, bool preserve_all_keys,
              const std::string& encoding, const py::object& bits, const std::string& filter,
-             const std::string& compression, const py::object& level, std::uint32_t threads,
+             const std::string& compression, const py::object& level, threads_arg threads,
              const py::object& hash) {
         return grib(path, false, grouping, preserve_all_keys, encoding, bits, filter, compression, level,
                     threads, hash);
@@ -140,7 +146,7 @@ missing in a GRIB bitmap become NaN (recorded in the NaN mask). base[i] holds "m
       "convert_grib_buffer",
       [grib](const py::object& buffer, const std::string& grouping, bool preserve_all_keys,
              const std::string& encoding, const py::object& bits, const std::string& filter,
-             const std::string& compression, const py::object& level, std::uint32_t threads,
+             const std::string& compression, const py::object& level, threads_arg threads,
              const py::object& hash) {
         return grib(buffer, true, grouping, preserve_all_keys, encoding, bits, filter, compression, level,
                     threads, hash);
@@ -154,7 +160,7 @@ missing in a GRIB bitmap become NaN (recorded in the NaN mask). base[i] holds "m
       "convert_netcdf",
       [](const py::object& path, const std::string& split_by, bool cf, bool nested_groups,
          const std::string& encoding, const py::object& bits, const std::string& filter,
-         const std::string& compression, const py::object& level, std::uint32_t threads,
+         const std::string& compression, const py::object& level, threads_arg threads,
          const py::object& hash) {
         importers::netcdf_options o;
         o.conversion = conversion_of(encoding, bits, filter, compression, level, threads, hash);
@@ -165,7 +171,8 @@ missing in a GRIB bitmap become NaN (recorded in the NaN mask). base[i] holds "m
         } else if (split_by == "record") {
           o.split_by = importers::netcdf_split::record;
         } else {
-          throw py::value_error("split_by must be 'file', 'variable' or 'record', not '" + split_by + "'");
+          throw py::value_error("split_by must be 'file', 'variable' or 'record', got " +
+                                debug_quoted(split_by));
         }
         o.cf = cf;
         o.nested_groups = nested_groups;

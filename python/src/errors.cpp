@@ -88,6 +88,17 @@ void translate(std::exception_ptr p) {
 
 }  // namespace
 
+void raise_not_instance(py::handle obj, std::string_view param, std::string_view type) {
+  std::string text = param.empty() ? "" : "argument '" + std::string(param) + "': ";
+  if (obj.is_none()) {
+    text += "'None' is not an instance of '" + std::string(type) + "'";
+  } else {
+    text += "'" + py::str(py::type::handle_of(obj).attr("__qualname__")).cast<std::string>() +
+            "' object is not an instance of '" + std::string(type) + "'";
+  }
+  throw py::type_error(text);
+}
+
 void register_errors(py::module_& m) {
   // PyErr_NewException returns a new reference; the module attribute owns it.
   py::object integrity = py::reinterpret_steal<py::object>(

@@ -1,8 +1,8 @@
 // `TensogramFile` and its iterator (spec 04 B.6).
 #include <pybind11/stl.h>
 
-#include <cerrno>
-#include <filesystem>
+#include <algorithm>
+#include <cctype>
 #include <memory>
 #include <string>
 
@@ -48,13 +48,26 @@ class py_file {
     return make_message(msg, message_source{});
   }
 
+  /// A message index argument of the file calls: OverflowError when
+  /// negative, the reference's `FramingError: message index <i> out of range
+  /// (count=<n>)` past the end (spec 08 §1.1, §1.8; the C++ API reports an
+  /// object_error).
+  std::size_t message_index(long long index) {
+    const std::size_t i = checked_index(index, "index");
+    if (const std::size_t n = count(); i >= n) {
+      throw framing_error("message index " + std::to_string(i) + " out of range (count=" + std::to_string(n) +
+                          ")");
+    }
+    return i;
+  }
+
   /// Python index (negative from the end) → message index; IndexError.
   std::size_t resolve(long long index) {
     const auto n = static_cast<long long>(count());
     const long long i = index < 0 ? index + n : index;
     if (i < 0 || i >= n) {
-      throw py::index_error("message index " + std::to_string(index) + " out of range for a file of " +
-                            std::to_string(n) + " messages");
+      throw py::index_error("message index " + std::to_string(index) + " out of range for file with " +
+                            std::to_string(n) + " messages");  // spec 08 §1.8
     }
     return static_cast<std::size_t>(i);
   }
@@ -71,10 +84,7 @@ class py_file {
 class py_file_iter {
  public:
   explicit py_file_iter(const py_file& f) {
-    if (f.remote()) {
-      throw std::runtime_error(
-          "cannot iterate a remote TensogramFile synchronously; index it (f[i]) instead");
-    }
+    if (f.remote()) throw std::runtime_error("iteration not supported on remote files");  // spec 08 §1.8
     py::gil_scoped_release release;
     file_ = std::make_shared<tensogram::file>(tensogram::file::open(f.source(), f.mode()));
     count_ = file_->message_count();
@@ -89,6 +99,9 @@ class py_file_iter {
     }
     return make_message(msg, message_source{});
   }
+  // Spec 08 §2: `len()` is what is left; the count is the scan's snapshot.
+  [[nodiscard]] std::size_t position() const noexcept { return next_; }
+  [[nodiscard]] std::size_t remaining() const noexcept { return count_ - next_; }
 
  private:
   std::shared_ptr<tensogram::file> file_;
@@ -104,44 +117,104 @@ scan_mode mode_of(bool bidirectional) {
   return bidirectional ? scan_mode::bidirectional : scan_mode::forward;
 }
 
-// storage_options of B.6 `open_remote`, for the HTTP(S) sources this build
-// reads: request headers, timeouts and TLS verification.
-io::remote_options remote_options_from(const py::object& storage_options) {
-  io::remote_options o;
-  if (storage_options.is_none()) return o;
-  if (!py::isinstance<py::dict>(storage_options)) throw py::type_error("storage_options must be a dict");
+// storage_options of `open_remote` (spec 08 §3.1): a dict with str keys;
+// values are used as str(value). The core applies them: the reference's
+// object-store client keys (`timeout="30s"`, `allow_invalid_certificates`,
+// `user_agent`, ...) and this build's `timeout_ms`, `connect_timeout_ms`,
+// `verify_tls`, `header.<Name>`; `headers` may be a dict of request headers.
+// Conversion is eager (type errors first); the values are applied after the
+// URL check, and a malformed one fails the open: `RemoteError: cannot open
+// '<source>': …` (spec 08 §3.2).
+using storage_settings = std::vector<std::pair<std::string, std::string>>;
+
+storage_settings storage_settings_from(const py::object& storage_options) {
+  storage_settings settings;
+  if (storage_options.is_none()) return settings;
+  if (!PyDict_Check(storage_options.ptr())) raise_not_instance(storage_options, "storage_options", "dict");
   for (const auto& [k, v] : storage_options.cast<py::dict>()) {
-    const std::string key = py::str(k);
-    if (key == "headers") {
+    if (!PyUnicode_Check(k.ptr())) raise_not_instance(k, "", "str");
+    const std::string key = k.cast<std::string>();
+    if (key == "headers" && PyDict_Check(v.ptr())) {
       for (const auto& [hk, hv] : v.cast<py::dict>()) {
-        o.headers.push_back(std::string(py::str(hk)) + ": " + std::string(py::str(hv)));
+        settings.emplace_back("header." + std::string(py::str(hk)), std::string(py::str(hv)));
       }
-    } else if (key == "timeout_ms") {
-      o.timeout_ms = v.cast<long>();
-    } else if (key == "connect_timeout_ms") {
-      o.connect_timeout_ms = v.cast<long>();
-    } else if (key == "verify_tls") {
-      const std::string t = py::str(v);
-      o.verify_tls = !(t == "False" || t == "false" || t == "0");
-    } else {
-      throw py::value_error(
-          "unsupported storage_options key '" + key +
-          "' (this build reads http(s) sources; keys: headers, timeout_ms, connect_timeout_ms, "
-          "verify_tls)");
+      continue;
+    }
+    std::string text;
+    try {
+      text = py::str(v);
+    } catch (const py::error_already_set&) {
+      throw py::value_error("storage_options value for key '" + key + "' must be convertible to string");
+    }
+    settings.emplace_back(key, std::move(text));
+  }
+  return settings;
+}
+
+io::remote_options remote_options_from(const storage_settings& settings, const std::string& source) {
+  io::remote_options o;
+  for (const auto& [key, value] : settings) {
+    try {
+      io::set_remote_option(o, key, value);
+    } catch (const invalid_arg_error& e) {
+      throw remote_error("cannot open '" + source + "': " + std::string(e.detail()));
     }
   }
   return o;
 }
 
-bool http_url(const std::string& s) {
-  return s.rfind("http://", 0) == 0 || s.rfind("https://", 0) == 0;
+// `bidirectional`: bool or numpy.bool_ only (spec 08 §3.1).
+bool bidirectional_arg(const py::object& value) {
+  if (PyBool_Check(value.ptr())) return value.ptr() == Py_True;
+  if (py::isinstance(value, py::module_::import("numpy").attr("bool_"))) return value.cast<bool>();
+  raise_not_instance(value, "bidirectional", "bool");
+}
+
+// What the reference rejects at open, before any request (spec 08 §7.2):
+// a URL that does not parse (`invalid URL '<source>': <url error>`, the url
+// crate's texts) and a scheme no store serves (`cannot open '<source>': …`).
+// Schemes of the object stores this build lacks (s3, gs, az, …) say so.
+void check_remote_source(const std::string& url) {
+  const std::size_t colon = url.find(':');
+  bool scheme_ok =
+      colon != std::string::npos && colon > 0 && std::isalpha(static_cast<unsigned char>(url[0])) != 0;
+  for (std::size_t i = 0; scheme_ok && i < colon; ++i) {
+    const auto c = static_cast<unsigned char>(url[i]);
+    scheme_ok = std::isalnum(c) != 0 || c == '+' || c == '-' || c == '.';
+  }
+  if (!scheme_ok) throw remote_error("invalid URL '" + url + "': relative URL without a base");
+  std::string scheme = url.substr(0, colon);
+  std::transform(scheme.begin(), scheme.end(), scheme.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (scheme == "http" || scheme == "https") {
+    std::string rest = url.substr(colon + 1);
+    rest.erase(0, rest.find_first_not_of("/\\"));
+    std::string host = rest.substr(0, rest.find_first_of("/\\?#"));
+    if (const std::size_t at = host.rfind('@'); at != std::string::npos) host.erase(0, at + 1);
+    const std::size_t port_colon = host.rfind(':');
+    const bool has_port = port_colon != std::string::npos && host.find(']', port_colon) == std::string::npos;
+    const std::string port = has_port ? host.substr(port_colon + 1) : "";
+    if (has_port) host.erase(port_colon);
+    if (host.empty()) throw remote_error("invalid URL '" + url + "': empty host");
+    if (!port.empty() && (port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
+                          std::stoul(port) > 65535)) {
+      throw remote_error("invalid URL '" + url + "': invalid port number");
+    }
+    return;
+  }
+  for (const char* store : {"s3", "s3a", "gs", "az", "adl", "azure", "abfs", "abfss"}) {
+    if (scheme == store) {
+      throw remote_error("cannot open '" + url + "': this build reads http(s) objects only (no " + scheme +
+                         " store)");
+    }
+  }
+  throw remote_error("cannot open '" + url + "': Generic URL error: Unable to recognise URL \"" + url + "\"");
 }
 
 py_file open_remote(const std::string& url, const py::object& storage_options, bool bidirectional) {
-  if (!http_url(url)) {
-    throw remote_error("'" + url + "': this build reads remote files over http(s) only");
-  }
-  const io::remote_options o = remote_options_from(storage_options);
+  const storage_settings settings = storage_settings_from(storage_options);
+  check_remote_source(url);
+  const io::remote_options o = remote_options_from(settings, url);
   const scan_mode mode = mode_of(bidirectional);
   std::shared_ptr<tensogram::file> f;
   {
@@ -161,28 +234,12 @@ py::dict object_result(const message& msg) {
   return out;
 }
 
-// The library opens lazily (no I/O before the first read); Python users
-// expect open() itself to fail for a path that is not there, as open() and
-// the reference do.
-void require_readable_file(const std::string& path) {
-  std::error_code ec;
-  const auto st = std::filesystem::status(path, ec);
-  int err = 0;
-  if (!std::filesystem::exists(st)) {
-    err = ENOENT;
-  } else if (std::filesystem::is_directory(st)) {
-    err = EISDIR;
-  }
-  if (err == 0) return;
-  errno = err;
-  PyErr_SetFromErrnoWithFilename(PyExc_OSError, path.c_str());  // FileNotFoundError / IsADirectoryError
-  throw py::error_already_set();
-}
-
+// The core's text for a batch call on a local file (spec 08 §1.8); `what`
+// is "object" or "range".
 void require_remote(const py_file& self, const char* what) {
   if (!self.remote()) {
     PyErr_SetString(PyExc_OSError,
-                    (std::string(what) + " is for remote files; decode local messages one by one").c_str());
+                    ("batch " + std::string(what) + " decode requires a remote backend").c_str());
     throw py::error_already_set();
   }
 }
@@ -190,9 +247,23 @@ void require_remote(const py_file& self, const char* what) {
 }  // namespace
 
 void register_file(py::module_& m) {
+  // The call-time checks of AsyncTensogramFile.open_remote (spec 08 §3.4):
+  // argument conversion only, no URL parsing and no I/O (source None: not checked).
+  m.def(
+      "_check_remote_arguments",
+      [](const py::object& source, const py::object& storage_options, const py::object& bidirectional) {
+        if (!source.is_none() && !PyUnicode_Check(source.ptr())) raise_not_instance(source, "source", "str");
+        (void)storage_settings_from(storage_options);
+        (void)bidirectional_arg(bidirectional);
+      },
+      py::arg("source"), py::arg("storage_options"), py::arg("bidirectional"));
   py::class_<py_file_iter>(m, "TensogramFileIter", "Iterator of Message over a local file (own file handle).")
       .def("__iter__", [](py_file_iter& it) -> py_file_iter& { return it; })
-      .def("__next__", &py_file_iter::next);
+      .def("__next__", &py_file_iter::next)
+      .def("__len__", &py_file_iter::remaining)
+      .def("__repr__", [](const py_file_iter& it) {
+        return iterator_repr("TensogramFileIter", it.position(), it.remaining());
+      });
 
   py::class_<py_file>(m, "TensogramFile", R"doc(
 A file of concatenated messages (spec 04 B.6), local or remote (http/https).
@@ -207,12 +278,14 @@ releases the GIL, and one file can be used from many threads at once.
 )doc")
       .def_static(
           "open",
-          [](const py::object& source, bool bidirectional) {
+          [](const py::object& source, const py::object& bidirectional_value) {
+            const bool bidirectional = bidirectional_arg(bidirectional_value);
             const std::string s = fspath(source);
             if (py::module_::import("tensogram._tensogram").attr("is_remote_url")(s).cast<bool>()) {
               return open_remote(s, py::none(), bidirectional);
             }
-            require_readable_file(s);
+            // Spec 08 §7.1: the core's open checks that the path can be opened
+            // (OSError "file not found: <path>") and reads nothing.
             const scan_mode mode = mode_of(bidirectional);
             std::shared_ptr<tensogram::file> f;
             {
@@ -225,8 +298,8 @@ releases the GIL, and one file can be used from many threads at once.
           "Opens a local path or a remote URL (auto-detected with is_remote_url).")
       .def_static(
           "open_remote",
-          [](const std::string& source, const py::object& storage_options, bool bidirectional) {
-            return open_remote(source, storage_options, bidirectional);
+          [](const std::string& source, const py::object& storage_options, const py::object& bidirectional) {
+            return open_remote(source, storage_options, bidirectional_arg(bidirectional));
           },
           py::arg("source"), py::arg("storage_options") = py::none(), py::kw_only(),
           py::arg("bidirectional") = true,
@@ -249,7 +322,7 @@ releases the GIL, and one file can be used from many threads at once.
       .def(
           "append",
           [](py_file& self, const py::object& meta, const py::object& pairs, const py::object& hash,
-             std::uint32_t threads, bool allow_nan, bool allow_inf, const py::object& nan_m,
+             threads_arg threads, bool allow_nan, bool allow_inf, const py::object& nan_m,
              const py::object& pinf_m, const py::object& ninf_m, const py::object& small,
              const py::object& aggregate) {
             auto f = self.handle();
@@ -270,8 +343,8 @@ releases the GIL, and one file can be used from many threads at once.
           "damaged.")
       .def(
           "decode_message",
-          [](py_file& self, long long index, bool native, std::uint32_t threads, bool restore, bool verify) {
-            return self.decode_message(checked_index(index, "index"),
+          [](py_file& self, long long index, bool native, threads_arg threads, bool restore, bool verify) {
+            return self.decode_message(self.message_index(index),
                                        make_decode_options(native, threads, restore, verify));
           },
           py::arg("index"), py::arg("native_byte_order") = true, py::arg("threads") = 0,
@@ -280,7 +353,7 @@ releases the GIL, and one file can be used from many threads at once.
           "file_decode_metadata",
           [](py_file& self, long long msg_index) {
             auto f = self.handle();
-            const std::size_t i = checked_index(msg_index, "msg_index");
+            const std::size_t i = self.message_index(msg_index);
             py::gil_scoped_release release;
             return metadata_view{f->decode_metadata(i)};
           },
@@ -289,7 +362,7 @@ releases the GIL, and one file can be used from many threads at once.
           "file_decode_descriptors",
           [](py_file& self, long long msg_index) {
             auto f = self.handle();
-            const std::size_t i = checked_index(msg_index, "msg_index");
+            const std::size_t i = self.message_index(msg_index);
             std::pair<metadata, std::vector<data_object_descriptor>> r;
             {
               py::gil_scoped_release release;
@@ -306,10 +379,10 @@ releases the GIL, and one file can be used from many threads at once.
           "{'metadata': Metadata, 'descriptors': [DataObjectDescriptor]} without payloads.")
       .def(
           "file_decode_object",
-          [](py_file& self, long long msg_index, long long obj_index, bool native, std::uint32_t threads,
+          [](py_file& self, long long msg_index, long long obj_index, bool native, threads_arg threads,
              bool verify) {
             auto f = self.handle();
-            const std::size_t i = checked_index(msg_index, "msg_index");
+            const std::size_t i = self.message_index(msg_index);
             const std::size_t obj = checked_index(obj_index, "obj_index");
             const decode_options o = make_decode_options(native, threads, true, verify);
             message msg;
@@ -325,9 +398,9 @@ releases the GIL, and one file can be used from many threads at once.
       .def(
           "file_decode_range",
           [](py_file& self, long long msg_index, long long obj_index, const py::object& ranges, bool join,
-             bool native, std::uint32_t threads) {
+             bool native, threads_arg threads) {
             auto f = self.handle();
-            const std::size_t i = checked_index(msg_index, "msg_index");
+            const std::size_t i = self.message_index(msg_index);
             const std::size_t obj = checked_index(obj_index, "obj_index");
             const auto r = ranges_from_list(ranges);
             const decode_options o = make_decode_options(native, threads, true, false);
@@ -339,8 +412,7 @@ releases the GIL, and one file can be used from many threads at once.
               auto descs = f->decode_descriptors(i).second;
               d = descs.at(obj);
             }
-            return range_arrays(std::move(parts), d, native ? native_byte_order() : d.effective_byte_order(),
-                                join);
+            return range_arrays(std::move(parts), d, join);
           },
           py::arg("msg_index"), py::arg("obj_index"), py::arg("ranges"), py::arg("join") = false,
           py::arg("native_byte_order") = true, py::arg("threads") = 0,
@@ -348,14 +420,14 @@ releases the GIL, and one file can be used from many threads at once.
       .def(
           "file_decode_object_batch",
           [](py_file& self, const py::object& msg_indices, long long obj_index, bool native,
-             std::uint32_t threads, bool verify) {
-            require_remote(self, "file_decode_object_batch");
+             threads_arg threads, bool verify) {
+            require_remote(self, "object");
             auto f = self.handle();
             const std::size_t obj = checked_index(obj_index, "obj_index");
             const decode_options o = make_decode_options(native, threads, true, verify);
             py::list out;
             for (py::handle h : msg_indices) {
-              const std::size_t i = checked_index(h.cast<long long>(), "msg index");
+              const std::size_t i = self.message_index(h.cast<long long>());
               message msg;
               {
                 py::gil_scoped_release release;
@@ -371,15 +443,15 @@ releases the GIL, and one file can be used from many threads at once.
       .def(
           "file_decode_range_batch",
           [](py_file& self, const py::object& msg_indices, long long obj_index, const py::object& ranges,
-             bool join, bool native, std::uint32_t threads) {
-            require_remote(self, "file_decode_range_batch");
+             bool join, bool native, threads_arg threads) {
+            require_remote(self, "range");
             auto f = self.handle();
             const std::size_t obj = checked_index(obj_index, "obj_index");
             const auto r = ranges_from_list(ranges);
             const decode_options o = make_decode_options(native, threads, true, false);
             py::list out;
             for (py::handle h : msg_indices) {
-              const std::size_t i = checked_index(h.cast<long long>(), "msg index");
+              const std::size_t i = self.message_index(h.cast<long long>());
               std::vector<buffer> parts;
               data_object_descriptor d;
               {
@@ -387,8 +459,7 @@ releases the GIL, and one file can be used from many threads at once.
                 parts = f->decode_range(i, obj, r, o);
                 d = f->decode_descriptors(i).second.at(obj);
               }
-              out.append(range_arrays(std::move(parts), d,
-                                      native ? native_byte_order() : d.effective_byte_order(), join));
+              out.append(range_arrays(std::move(parts), d, join));
             }
             return out;
           },
@@ -399,7 +470,7 @@ releases the GIL, and one file can be used from many threads at once.
           "read_message",
           [](py_file& self, long long index) {
             auto f = self.handle();
-            const std::size_t i = checked_index(index, "index");
+            const std::size_t i = self.message_index(index);
             buffer b;
             {
               py::gil_scoped_release release;
@@ -441,8 +512,7 @@ releases the GIL, and one file can be used from many threads at once.
               return py::object(std::move(out));
             }
             if (PyBool_Check(key.ptr()) || !PyIndex_Check(key.ptr())) {
-              throw py::type_error("TensogramFile indices must be integers or slices, not " +
-                                   std::string(py::str(py::type::handle_of(key).attr("__name__"))));
+              throw py::type_error("indices must be integers or slices");  // spec 08 §1.8
             }
             return self.decode_message(self.resolve(key.cast<long long>()), decode_options{});
           },
@@ -454,14 +524,12 @@ releases the GIL, and one file can be used from many threads at once.
           "__enter__", [](py_file& self) -> py_file& { return self; }, py::return_value_policy::reference)
       .def(
           "__exit__",
-          [](py_file& self, const py::object&, const py::object&, const py::object&) {
-            self.close();
-            return false;
-          },
+          // Spec 08 §1.8: returns False and closes nothing; the file stays
+          // usable after the block (close() releases it).
+          [](py_file& /*self*/, const py::object&, const py::object&, const py::object&) { return false; },
           py::arg("exc_type"), py::arg("exc"), py::arg("tb"))
       .def("__repr__", [](const py_file& self) {
-        return "TensogramFile(" + std::string(py::repr(py::str(self.source()))) +
-               (self.closed() ? ", closed)" : std::string(self.remote() ? ", remote)" : ")"));
+        return "TensogramFile(source='" + self.source() + "')";  // spec 08 §6: as given, unescaped
       });
 }
 

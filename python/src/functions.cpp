@@ -10,6 +10,7 @@
 
 #include "binding.hpp"
 #include "tensogram/codecs/simple_packing.hpp"
+#include "tensogram/core/error.hpp"
 #include "tensogram/doctor.hpp"
 #include "tensogram/message/encode.hpp"
 #include "tensogram/message/masks.hpp"
@@ -47,6 +48,7 @@ class message_iter {
     }
     return make_message(decoded, message_source{own.bytes(), copy_});
   }
+  [[nodiscard]] std::size_t position() const noexcept { return next_; }
   [[nodiscard]] std::size_t remaining() const noexcept { return entries_.size() - next_; }
 
  private:
@@ -71,23 +73,21 @@ bool remote_scheme(const std::string& source) {
 }  // namespace
 
 encode_inputs::encode_inputs(py::handle pairs, bool pre_encoded) {
-  if (!PyList_Check(pairs.ptr())) {
-    throw py::value_error("descriptors_and_data must be a list of (descriptor, data) tuples");
-  }
+  // Spec 08 §1.5 texts.
+  if (!PyList_Check(pairs.ptr())) raise_not_instance(pairs, "descriptors_and_data", "list");
+  const std::string form = pre_encoded ? "each element must be a (descriptor_dict, bytes) tuple"
+                                       : "each element must be a (descriptor_dict, data) tuple";
   const auto list = py::reinterpret_borrow<py::list>(pairs);
   descriptors_.reserve(list.size());
   payloads_.reserve(list.size());
-  std::size_t i = 0;
   for (py::handle item : list) {
-    if (!PyTuple_Check(item.ptr()) || PyTuple_Size(item.ptr()) != 2) {
-      throw py::value_error("descriptors_and_data[" + std::to_string(i) +
-                            "] must be a (descriptor, data) tuple of length 2");
-    }
+    if (!PyTuple_Check(item.ptr())) throw py::value_error(form);
+    if (PyTuple_Size(item.ptr()) != 2) throw py::value_error(form + " of length 2");
     const auto pair = py::reinterpret_borrow<py::tuple>(item);
     const bool order_given = PyDict_Check(pair[0].ptr()) && pair[0].cast<py::dict>().contains("byte_order");
     descriptors_.push_back(descriptor_from_dict(pair[0]));
-    payloads_.emplace_back(pair[1], descriptors_.back(), order_given, pre_encoded);
-    ++i;
+    payloads_.emplace_back(pair[1], descriptors_.back(), order_given,
+                           pre_encoded ? payload_kind::pre_encoded : payload_kind::array_or_bytes);
   }
 }
 
@@ -123,8 +123,11 @@ std::vector<std::byte> encode_message(const global_metadata& metadata, std::span
   return out;
 }
 
-std::size_t checked_index(long long index, const char* what) {
-  if (index < 0) throw py::value_error(std::string(what) + " must be >= 0, got " + std::to_string(index));
+std::size_t checked_index(long long index, const char* /*what*/) {
+  if (index < 0) {
+    PyErr_SetString(PyExc_OverflowError, "can't convert negative int to unsigned");  // spec 08 §1.7
+    throw py::error_already_set();
+  }
   return static_cast<std::size_t>(index);
 }
 
@@ -142,7 +145,7 @@ encoding.
 )doc";
   m.def(
       "encode",
-      [](const py::object& meta, const py::object& pairs, const py::object& hash, std::uint32_t threads,
+      [](const py::object& meta, const py::object& pairs, const py::object& hash, threads_arg threads,
          bool allow_nan, bool allow_inf, const py::object& nan_m, const py::object& pinf_m,
          const py::object& ninf_m, const py::object& small, const py::object& aggregate) {
         const global_metadata g = metadata_from_dict(meta);
@@ -164,7 +167,7 @@ encoding.
 
   m.def(
       "encode_pre_encoded",
-      [](const py::object& meta, const py::object& pairs, const py::object& hash, std::uint32_t threads) {
+      [](const py::object& meta, const py::object& pairs, const py::object& hash, threads_arg threads) {
         const global_metadata g = metadata_from_dict(meta);
         const encode_inputs in(pairs, true);
         const encode_options o = make_encode_options(hash, threads, false, false, py::none(), py::none(),
@@ -183,7 +186,7 @@ encoding.
 
   m.def(
       "decode",
-      [](const py::object& buf, bool native, std::uint32_t threads, bool restore, bool verify) {
+      [](const py::object& buf, bool native, threads_arg threads, bool restore, bool verify) {
         const borrowed_bytes in(buf, "buf");
         const decode_options o = make_decode_options(native, threads, restore, verify);
         message msg;
@@ -205,7 +208,7 @@ writable arrays that own the library's buffer. simple_packing objects decode to 
 
   m.def(
       "decode_with_masks",
-      [](const py::object& buf, bool native, std::uint32_t threads) {
+      [](const py::object& buf, bool native, threads_arg threads) {
         const borrowed_bytes in(buf, "buf");
         const decode_options o = make_decode_options(native, threads, false, false);
         message msg;
@@ -271,7 +274,7 @@ of one flag per element.
 
   m.def(
       "decode_object",
-      [](const py::object& buf, long long index, bool native, std::uint32_t threads, bool restore,
+      [](const py::object& buf, long long index, bool native, threads_arg threads, bool restore,
          bool verify) {
         const borrowed_bytes in(buf, "buf");
         const decode_options o = make_decode_options(native, threads, restore, verify);
@@ -292,7 +295,7 @@ of one flag per element.
   m.def(
       "decode_range",
       [](const py::object& buf, long long object_index, const py::object& ranges, bool join, bool native,
-         std::uint32_t threads, bool restore) {
+         threads_arg threads, bool restore) {
         const borrowed_bytes in(buf, "buf");
         const auto r = ranges_from_list(ranges);
         const std::size_t i = checked_index(object_index, "object_index");
@@ -304,8 +307,7 @@ of one flag per element.
           parts = tensogram::decode_range(in.as_buffer(), i, r, o);
           d = tensogram::decode_descriptors(in.bytes()).second.at(i);
         }
-        return range_arrays(std::move(parts), d, native ? native_byte_order() : d.effective_byte_order(),
-                            join);
+        return range_arrays(std::move(parts), d, join);
       },
       py::arg("buf"), py::arg("object_index"), py::arg("ranges"), py::arg("join") = false,
       py::arg("native_byte_order") = true, py::arg("threads") = 0, py::arg("restore_non_finite") = true,
@@ -336,7 +338,10 @@ codecs (zstd, lz4, sz3) and the shuffle filter raise ValueError. Hashes are not 
                            "Iterator of Message over the messages of a buffer (owns a copy).")
       .def("__iter__", [](message_iter& it) -> message_iter& { return it; })
       .def("__next__", &message_iter::next)
-      .def("__len__", &message_iter::remaining);
+      .def("__len__", &message_iter::remaining)
+      .def("__repr__", [](const message_iter& it) {
+        return iterator_repr("MessageIter", it.position(), it.remaining());
+      });
   m.def(
       "iter_messages", [](const py::object& buf, bool verify) { return message_iter(buf, verify); },
       py::arg("buf"), py::kw_only(), py::arg("verify_hash") = false,
@@ -383,22 +388,33 @@ Checks the message in ``buf`` at ``level`` quick | default | checksum | full and
 
   m.def(
       "compute_hash",
-      [](const py::object& data, const std::string& algo) {
+      [](const py::object& data, const py::object& algo) {
+        // Spec 08 §4: bytes or bytearray only; "none" is accepted and still
+        // gives the xxh3 digest; other names are the core's MetadataError.
+        if (!PyBytes_Check(data.ptr()) && !PyByteArray_Check(data.ptr())) {
+          raise_not_instance(data, "data", "bytes | bytearray");
+        }
+        if (!PyUnicode_Check(algo.ptr())) raise_not_instance(algo, "algo", "str");
+        (void)hash_name_enables_hashing(algo.cast<std::string>());
         const borrowed_bytes in(data, "data");
         py::gil_scoped_release release;
         return tensogram::compute_hash(reinterpret_cast<const std::uint8_t*>(in.bytes().data()),
-                                       in.bytes().size(), algo);
+                                       in.bytes().size(), "xxh3");
       },
-      py::arg("data"), py::arg("algo") = "xxh3", "16-character lowercase hex xxh3-64 digest of data.");
+      py::arg("data"), py::arg("algo") = "xxh3",
+      "16-character lowercase hex xxh3-64 digest of data (bytes or bytearray); algo \"xxh3\" or \"none\".");
 
   const auto packing_params = [](const py::array_t<double, py::array::c_style | py::array::forcecast>& values,
                                  std::uint32_t bits, std::int32_t decimal) {
     if (values.ndim() != 1) throw py::value_error("values must be a 1-D array");
     simple_packing_params p;
-    {
+    try {
       py::gil_scoped_release release;
       p = simple_packing_compute_params(
           std::span<const double>(values.data(), static_cast<std::size_t>(values.size())), bits, decimal);
+    } catch (const encoding_error& e) {
+      // Spec 08 §1.2: the packing Display text, without a category prefix.
+      throw py::value_error(std::string(e.detail()));
     }
     py::dict out;
     out["sp_reference_value"] = p.reference_value;

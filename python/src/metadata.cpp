@@ -1,25 +1,51 @@
 // `Metadata`, `DataObjectDescriptor` and `Message` (spec 04 B.6).
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <string>
 #include <unordered_set>
 
 #include "binding.hpp"
+#include "tensogram/core/hex.hpp"
 
 namespace tensogram::python {
 
 namespace {
 
-// The merged top-level key set of the Mapping protocol: keys of base[0],
-// base[1], ... (never `_reserved_`), then of `_extra_`, first seen first.
+// The entries of a first-level map (a base[i], extra, reserved, params) in
+// the reference's order: sorted by the UTF-8 bytes of the key, as its
+// sorted maps hold them (spec 08 §6); nested maps keep their wire order.
+std::vector<const cbor::map_entry*> sorted_entries(const cbor::value& m) {
+  std::vector<const cbor::map_entry*> out;
+  if (const cbor::map* entries = m.as_map()) {
+    for (const cbor::map_entry& e : *entries) out.push_back(&e);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const cbor::map_entry* a, const cbor::map_entry* b) {
+    const std::string* ka = a->key.as_text();
+    const std::string* kb = b->key.as_text();
+    if (ka == nullptr || kb == nullptr) return ka != nullptr && kb == nullptr;  // text keys first
+    return *ka < *kb;  // std::string compares bytes (as unsigned char)
+  });
+  return out;
+}
+
+// A first-level map as a dict with sorted keys (spec 08 §6).
+py::object sorted_dict(const cbor::value& m) {
+  if (m.as_map() == nullptr) return to_python(m);
+  py::dict out;
+  for (const cbor::map_entry* e : sorted_entries(m)) out[to_python(e->key)] = to_python(e->val);
+  return out;
+}
+
+// The merged top-level key set of the Mapping protocol: sorted keys of
+// base[0] (never `_reserved_`), then the not yet seen sorted keys of
+// base[1], ..., then of `_extra_` (spec 08 §6).
 std::vector<std::string> merged_keys(const global_metadata& g) {
   std::vector<std::string> keys;
   std::unordered_set<std::string> seen;
   auto add_from = [&](const cbor::value& m, bool skip_reserved) {
-    const cbor::map* entries = m.as_map();
-    if (entries == nullptr) return;
-    for (const cbor::map_entry& e : *entries) {
-      const std::string* k = e.key.as_text();
+    for (const cbor::map_entry* e : sorted_entries(m)) {
+      const std::string* k = e->key.as_text();
       if (k == nullptr || (skip_reserved && *k == "_reserved_")) continue;
       if (seen.insert(*k).second) keys.push_back(*k);
     }
@@ -42,10 +68,10 @@ py::object get_or(const cbor::value* v, const py::object& dflt) {
   return v != nullptr ? to_python(*v) : dflt;
 }
 
-std::string list_repr(const std::vector<std::string>& items) {
-  py::list l;
-  for (const auto& s : items) l.append(py::str(s));
-  return py::repr(l);
+// A key argument of meta[...], `in` and get(): str only (spec 08 §1.7).
+std::string key_arg(const py::object& key) {
+  if (!PyUnicode_Check(key.ptr())) raise_not_instance(key, "key", "str");
+  return key.cast<std::string>();
 }
 
 py::list uint_list(const std::vector<std::uint64_t>& v) {
@@ -84,31 +110,30 @@ set. Dotted paths go through ``get_path`` / ``has_path`` (message level) and
           "base",
           [](const metadata_view& v) {
             py::list out;
-            for (const cbor::value& e : v.meta.global().base) out.append(to_python(e));
+            for (const cbor::value& e : v.meta.global().base) out.append(sorted_dict(e));
             return out;
           },
           "Per-object metadata dicts, each including its '_reserved_' entry.")
       .def_property_readonly(
-          "extra", [](const metadata_view& v) { return to_python(v.meta.global().extra); },
+          "extra", [](const metadata_view& v) { return sorted_dict(v.meta.global().extra); },
           "Message-level annotations ('_extra_').")
       .def_property_readonly(
-          "reserved", [](const metadata_view& v) { return to_python(v.meta.global().reserved); },
+          "reserved", [](const metadata_view& v) { return sorted_dict(v.meta.global().reserved); },
           "Library-managed provenance ('_reserved_' at message level).")
       .def("__getitem__",
-           [](const metadata_view& v, const std::string& key) {
-             const cbor::value* found = top_level(v.meta.global(), key);
-             if (found == nullptr) throw py::key_error(key);
+           [](const metadata_view& v, const py::object& key) {
+             const cbor::value* found = top_level(v.meta.global(), key_arg(key));
+             if (found == nullptr) throw py::key_error(key_arg(key));
              return to_python(*found);
            })
       .def("__contains__",
            [](const metadata_view& v, const py::object& key) {
-             return py::isinstance<py::str>(key) &&
-                    top_level(v.meta.global(), key.cast<std::string>()) != nullptr;
+             return top_level(v.meta.global(), key_arg(key)) != nullptr;
            })
       .def(
           "get",
-          [](const metadata_view& v, const std::string& key, const py::object& dflt) {
-            return get_or(top_level(v.meta.global(), key), dflt);
+          [](const metadata_view& v, const py::object& key, const py::object& dflt) {
+            return get_or(top_level(v.meta.global(), key_arg(key)), dflt);
           },
           py::arg("key"), py::arg("default") = py::none(), "meta[key], or `default` when absent.")
       .def("keys", [](const metadata_view& v) { return merged_keys(v.meta.global()); })
@@ -154,14 +179,15 @@ set. Dotted paths go through ``get_path`` / ``has_path`` (message level) and
           py::arg("obj"), py::arg("path"), py::arg("default") = py::none(),
           "Value at a dotted path in base[obj] only ('_reserved_' hidden, no extra fallback).")
       .def("__repr__", [](const metadata_view& v) {
-        std::vector<std::string> extra_keys;
-        if (const cbor::map* e = v.meta.global().extra.as_map()) {
-          for (const cbor::map_entry& entry : *e) {
-            if (const std::string* k = entry.key.as_text()) extra_keys.push_back(*k);
+        // Spec 08 §6: sorted extra keys in Rust's debug quoting.
+        std::string extra_keys;
+        for (const cbor::map_entry* e : sorted_entries(v.meta.global().extra)) {
+          if (const std::string* k = e->key.as_text()) {
+            extra_keys += (extra_keys.empty() ? "" : ", ") + debug_quoted(*k);
           }
         }
         return "Metadata(version=3, base_len=" + std::to_string(v.meta.global().base.size()) +
-               ", extra_keys=" + list_repr(extra_keys) + ")";
+               ", extra_keys=[" + extra_keys + "])";
       });
 
   py::class_<descriptor_view>(m, "DataObjectDescriptor", R"doc(
@@ -185,13 +211,14 @@ dtype, byte order, pipeline and the pipeline's parameters.
       .def_property_readonly("filter", [](const descriptor_view& d) { return d.descriptor.filter; })
       .def_property_readonly("compression", [](const descriptor_view& d) { return d.descriptor.compression; })
       .def_property_readonly(
-          "params", [](const descriptor_view& d) { return to_python(d.descriptor.params); },
+          "params", [](const descriptor_view& d) { return sorted_dict(d.descriptor.params); },
           "Every other descriptor key: codec settings such as 'sp_bits_per_value', 'zstd_level'.")
       .def_property_readonly(
           "hash", [](const descriptor_view&) { return py::none(); },
           "Always None (hashes live in the frame, see validate()); kept for compatibility.")
       .def("__repr__", [](const descriptor_view& d) {
-        return "DataObjectDescriptor(type=" + std::string(py::repr(py::str(d.descriptor.type))) +
+        // Spec 08 §6: strings single-quoted without escaping.
+        return "DataObjectDescriptor(type='" + d.descriptor.type + "'" +
                ", shape=" + std::string(py::repr(uint_list(d.descriptor.shape))) + ", dtype='" +
                std::string(dtype_name(d.descriptor.dtype)) + "', encoding='" + d.descriptor.encoding +
                "', compression='" + d.descriptor.compression + "')";

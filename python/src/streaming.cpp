@@ -19,16 +19,22 @@ class py_streaming_encoder {
     start();
   }
 
+  // Spec 08 §1.9: on a finished encoder, write_object converts the
+  // descriptor and the data before its RuntimeError, write_object_pre_encoded
+  // only the descriptor.
   void write_object(const py::object& descriptor, const py::object& data, bool pre_encoded) {
-    auto& enc = checked();
     const bool order_given =
         PyDict_Check(descriptor.ptr()) && descriptor.cast<py::dict>().contains("byte_order");
     data_object_descriptor d = descriptor_from_dict(descriptor);
-    const object_payload payload(data, d, order_given, pre_encoded);
-    py::gil_scoped_release release;
     if (pre_encoded) {
+      auto& enc = checked();
+      const object_payload payload(data, d, order_given, payload_kind::streaming_pre_encoded);
+      py::gil_scoped_release release;
       enc.write_object_pre_encoded(d, payload.bytes());
     } else {
+      const object_payload payload(data, d, order_given, payload_kind::array_or_bytes);
+      auto& enc = checked();
+      py::gil_scoped_release release;
       enc.write_object(d, payload.bytes());
     }
   }
@@ -91,7 +97,7 @@ finish() leaves total_length 0 (the form a pipe receives); finish_backfilled() f
 finish*() call the encoder is spent (RuntimeError), except for finish_and_reset*(), which start the next
 message with the same metadata.
 )doc")
-      .def(py::init([](const py::object& meta, const py::object& hash, std::uint32_t threads, bool allow_nan,
+      .def(py::init([](const py::object& meta, const py::object& hash, threads_arg threads, bool allow_nan,
                        bool allow_inf, const py::object& nan_m, const py::object& pinf_m,
                        const py::object& ninf_m, const py::object& small, const py::object& aggregate) {
              return py_streaming_encoder(metadata_from_dict(meta),

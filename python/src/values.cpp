@@ -8,6 +8,8 @@
 #include "binding.hpp"
 #include "tensogram/core/byte_order.hpp"
 #include "tensogram/core/dtype.hpp"
+#include "tensogram/core/error.hpp"
+#include "tensogram/core/hex.hpp"
 
 namespace tensogram::python {
 
@@ -17,8 +19,19 @@ std::string type_name(py::handle obj) {
   return py::str(py::type::handle_of(obj).attr("__name__"));
 }
 
+// CPython's tp_name (`float`, `numpy.float64`), which PyO3's integer
+// conversion errors show (spec 08 §1.4, §1.12).
+std::string tp_name(py::handle obj) {
+  return Py_TYPE(obj.ptr())->tp_name;
+}
+
 [[noreturn]] void value_error(const std::string& text) {
   throw py::value_error(text);
+}
+
+// `cannot convert <type name> to CBOR` (spec 08 §1.3).
+[[noreturn]] void unconvertible(py::handle obj) {
+  value_error("cannot convert " + type_name(obj) + " to CBOR");
 }
 
 cbor::value int_to_cbor(py::handle obj, std::string_view where) {
@@ -40,12 +53,32 @@ cbor::value int_to_cbor(py::handle obj, std::string_view where) {
 
 }  // namespace
 
+// Spec 08 §1.3 order: str, bool (numpy.bool_ too), anything with
+// __index__ (an integer), anything with __float__ (a float), None, dict,
+// list; tuples are not arrays. Integers keep their exact value up to the
+// uint64 range (the reference turns those beyond int64 into floats, which
+// would lose digits) and beyond it are an error.
 cbor::value to_cbor(py::handle obj, std::string_view where) {
-  if (obj.is_none()) return cbor::value(nullptr);
-  if (PyBool_Check(obj.ptr())) return cbor::value(obj.ptr() == Py_True);
-  if (PyLong_Check(obj.ptr())) return int_to_cbor(obj, where);
-  if (PyFloat_Check(obj.ptr())) return cbor::value(PyFloat_AsDouble(obj.ptr()));
   if (PyUnicode_Check(obj.ptr())) return cbor::value(obj.cast<std::string>());
+  if (PyBool_Check(obj.ptr())) return cbor::value(obj.ptr() == Py_True);
+  if (py::isinstance(obj, py::module_::import("numpy").attr("bool_"))) return cbor::value(obj.cast<bool>());
+  if (PyLong_Check(obj.ptr())) return int_to_cbor(obj, where);
+  if (PyIndex_Check(obj.ptr())) {
+    // numpy arrays have the slot but only integer scalars convert.
+    if (PyObject* index = PyNumber_Index(obj.ptr()))
+      return int_to_cbor(py::reinterpret_steal<py::object>(index), where);
+    PyErr_Clear();
+  }
+  if (PyFloat_Check(obj.ptr())) return cbor::value(PyFloat_AsDouble(obj.ptr()));
+  if (py::hasattr(obj, "__float__")) {
+    const double v = PyFloat_AsDouble(obj.ptr());
+    if (v == -1.0 && PyErr_Occurred() != nullptr) {
+      PyErr_Clear();
+      unconvertible(obj);
+    }
+    return cbor::value(v);
+  }
+  if (obj.is_none()) return cbor::value(nullptr);
   if (PyDict_Check(obj.ptr())) {
     cbor::value out = cbor::value::make_map();
     cbor::map& entries = *out.as_map();
@@ -62,12 +95,7 @@ cbor::value to_cbor(py::handle obj, std::string_view where) {
     for (py::handle item : list) items.push_back(to_cbor(item, where));
     return cbor::value(std::move(items));
   }
-  // numpy scalars (np.int64, np.float32, np.bool_) are taken by value: they
-  // arrive whenever metadata is computed with numpy.
-  if (py::hasattr(obj, "dtype") && py::hasattr(obj, "item") && !py::isinstance<py::array>(obj)) {
-    return to_cbor(obj.attr("item")(), where);
-  }
-  value_error("cannot convert " + type_name(obj) + " to CBOR (in " + std::string(where) + ")");
+  unconvertible(obj);
 }
 
 py::object to_python(const cbor::value& v) {
@@ -101,44 +129,52 @@ py::object to_python(const cbor::value& v) {
   return py::none();
 }
 
+namespace {
+
+// A dict key: str only (spec 08 §1.3, §1.4: PyO3's text, no argument prefix).
+std::string key_text(py::handle key) {
+  if (!PyUnicode_Check(key.ptr())) raise_not_instance(key, "", "str");
+  return key.cast<std::string>();
+}
+
+}  // namespace
+
+// Spec 08 §1.3: the checks, texts and order of the reference.
 global_metadata metadata_from_dict(py::handle dict) {
-  if (!PyDict_Check(dict.ptr())) {
-    throw py::type_error("metadata must be a dict, not " + type_name(dict));
-  }
+  if (!PyDict_Check(dict.ptr())) raise_not_instance(dict, "global_meta_dict", "dict");
   global_metadata g;
   const py::dict d = dict.cast<py::dict>();
-  cbor::value free_form = cbor::value::make_map();
-  bool has_explicit_extra = false;
-  if (d.contains("_reserved_")) {
-    value_error("'_reserved_' is managed by the library and must not be set by the caller");
-  }
   if (d.contains("base")) {
     const py::handle base = d["base"];
-    if (!PyList_Check(base.ptr())) value_error("'base' must be a list of dicts, not " + type_name(base));
+    if (!PyList_Check(base.ptr())) value_error("'base' must be a list of dicts");
     std::size_t i = 0;
     for (py::handle entry : base.cast<py::list>()) {
-      if (!PyDict_Check(entry.ptr())) {
-        value_error("base[" + std::to_string(i) + "] must be a dict, not " + type_name(entry));
-      }
+      if (!PyDict_Check(entry.ptr())) value_error("expected a dict");
+      for (const auto& kv : entry.cast<py::dict>()) (void)key_text(kv.first);
       if (entry.cast<py::dict>().contains("_reserved_")) {
-        value_error("base[" + std::to_string(i) + "] contains '_reserved_', which is managed by the library");
+        value_error("base entries must not contain '_reserved_' key — the encoder populates it");
       }
       g.base.push_back(to_cbor(entry, "base[" + std::to_string(i) + "]"));
       ++i;
     }
   }
-  // "_extra_" wins over its alias "extra" (B.2).
-  for (const char* key : {"_extra_", "extra"}) {
-    if (!d.contains(key) || has_explicit_extra) continue;
-    const py::handle extra = d[key];
-    if (!PyDict_Check(extra.ptr())) value_error("'" + std::string(key) + "' must be a dict");
-    g.extra = to_cbor(extra, key);
-    has_explicit_extra = true;
+  // "_extra_" wins over its convenience alias "extra" (B.2).
+  if (d.contains("_extra_")) {
+    if (!PyDict_Check(d["_extra_"].ptr())) value_error("'_extra_' must be a dict");
+    g.extra = to_cbor(d["_extra_"], "_extra_");
+  } else if (d.contains("extra")) {
+    if (!PyDict_Check(d["extra"].ptr())) {
+      value_error("'extra' must be a dict when provided as a convenience alias for '_extra_'");
+    }
+    g.extra = to_cbor(d["extra"], "extra");
   }
+  if (d.contains("_reserved_")) {
+    value_error("'_reserved_' must not be set by client code — the encoder populates it");
+  }
+  cbor::value free_form = cbor::value::make_map();
   for (const auto& [k, v] : d) {
-    const std::string key = py::str(k);
+    const std::string key = key_text(k);
     if (key == "base" || key == "_extra_" || key == "extra") continue;
-    if (!PyUnicode_Check(k.ptr())) value_error("metadata keys must be str, not " + type_name(k));
     free_form.set(key, to_cbor(v, key));
   }
   for (const cbor::map_entry& e : *free_form.as_map()) {
@@ -150,29 +186,31 @@ global_metadata metadata_from_dict(py::handle dict) {
 
 namespace {
 
-std::vector<std::uint64_t> uint_list(py::handle obj, const char* key) {
-  if (!PyList_Check(obj.ptr()) && !PyTuple_Check(obj.ptr())) {
-    value_error(std::string("descriptor '") + key + "' must be a list of ints, not " + type_name(obj));
-  }
+// `shape` / `strides`: any sequence of non-negative ints (list, tuple, 1-D
+// int ndarray), with PyO3's conversion errors (spec 08 §1.4).
+std::vector<std::uint64_t> uint_list(py::handle obj) {
+  if (PyUnicode_Check(obj.ptr())) throw py::type_error("Can't extract `str` to `Vec`");
+  if (PySequence_Check(obj.ptr()) == 0) raise_not_instance(obj, "", "Sequence");
   std::vector<std::uint64_t> out;
-  for (py::handle item : obj) {
-    if (PyBool_Check(item.ptr()) || !PyIndex_Check(item.ptr())) {
-      value_error(std::string("descriptor '") + key + "' must hold ints, found " + type_name(item));
+  for (py::handle item : py::reinterpret_borrow<py::sequence>(obj)) {
+    if (PyIndex_Check(item.ptr()) == 0) {
+      throw py::type_error("'" + tp_name(item) + "' object cannot be interpreted as an integer");
     }
     const py::int_ i = py::reinterpret_steal<py::int_>(PyNumber_Index(item.ptr()));
     if (PyObject_RichCompareBool(i.ptr(), py::int_(0).ptr(), Py_LT) == 1) {
-      value_error(std::string("descriptor '") + key + "' holds a negative value " +
-                  std::string(py::str(item)));
+      PyErr_SetString(PyExc_OverflowError, "can't convert negative int to unsigned");
+      throw py::error_already_set();
     }
-    out.push_back(i.cast<std::uint64_t>());
+    const unsigned long long v = PyLong_AsUnsignedLongLong(i.ptr());
+    if (PyErr_Occurred() != nullptr) throw py::error_already_set();
+    out.push_back(v);
   }
   return out;
 }
 
-std::string text_field(py::handle obj, const char* key) {
-  if (!PyUnicode_Check(obj.ptr())) {
-    value_error(std::string("descriptor '") + key + "' must be a str, not " + type_name(obj));
-  }
+// `type`, `dtype`, `byte_order` and the pipeline names: str only.
+std::string text_field(py::handle obj) {
+  if (!PyUnicode_Check(obj.ptr())) raise_not_instance(obj, "", "str");
   return obj.cast<std::string>();
 }
 
@@ -184,55 +222,62 @@ constexpr std::array<std::string_view, 11> k_application_keys = {
 
 }  // namespace
 
+// Spec 08 §1.4: type, shape, dtype (presence and types), strides, dtype
+// name, byte_order, pipeline names, params; then the §1.11 warning.
 data_object_descriptor descriptor_from_dict(py::handle dict) {
-  if (!PyDict_Check(dict.ptr())) throw py::type_error("descriptor must be a dict, not " + type_name(dict));
+  if (!PyDict_Check(dict.ptr())) value_error("first element of each pair must be a descriptor dict");
   const py::dict d = dict.cast<py::dict>();
-  for (const char* key : {"type", "shape", "dtype"}) {
-    if (!d.contains(key)) value_error(std::string("descriptor is missing the required key '") + key + "'");
-  }
+  const auto required = [&d](const char* key) -> py::handle {
+    if (!d.contains(key)) value_error(std::string("descriptor missing '") + key + "'");
+    return d[key];
+  };
   data_object_descriptor desc;
-  desc.type = text_field(d["type"], "type");
-  desc.shape = uint_list(d["shape"], "shape");
+  desc.type = text_field(required("type"));
+  desc.shape = uint_list(required("shape"));
   desc.ndim = desc.shape.size();
-  const std::string dtype_text = text_field(d["dtype"], "dtype");
+  const std::string dtype_text = text_field(required("dtype"));
+  desc.strides = d.contains("strides") ? uint_list(d["strides"]) : contiguous_strides(desc.shape);
   const auto dt = parse_dtype(dtype_text);
   if (!dt) value_error("unknown dtype: " + dtype_text);
   desc.dtype = *dt;
-  desc.strides = d.contains("strides") ? uint_list(d["strides"], "strides") : contiguous_strides(desc.shape);
   if (d.contains("byte_order")) {
-    const std::string order = text_field(d["byte_order"], "byte_order");
+    const std::string order = text_field(d["byte_order"]);
     const auto o = parse_byte_order(order);
-    if (!o) value_error("byte_order must be 'little' or 'big', not '" + order + "'");
+    if (!o) value_error("unknown byte_order: '" + order + "', expected 'little' or 'big'");
     desc.byte_order = *o;
   } else {
     desc.byte_order = native_byte_order();
   }
   for (const char* key : {"encoding", "filter", "compression"}) {
     if (!d.contains(key)) continue;
-    std::string text = text_field(d[key], key);
+    std::string text = text_field(d[key]);
     if (std::string_view(key) == "encoding") desc.encoding = std::move(text);
     if (std::string_view(key) == "filter") desc.filter = std::move(text);
     if (std::string_view(key) == "compression") desc.compression = std::move(text);
   }
   std::string app_keys;
   for (const auto& [k, v] : d) {
-    if (!PyUnicode_Check(k.ptr())) value_error("descriptor keys must be str, not " + type_name(k));
-    const std::string key = k.cast<std::string>();
+    const std::string key = key_text(k);
     if (key == "type" || key == "shape" || key == "dtype" || key == "strides" || key == "byte_order" ||
         key == "encoding" || key == "filter" || key == "compression" || key == "ndim" || key == "hash") {
       continue;
     }
     for (std::string_view app : k_application_keys) {
-      if (key == app) app_keys += (app_keys.empty() ? "" : ", ") + key;
+      if (key == app) app_keys += (app_keys.empty() ? "'" : ", '") + key + "'";
     }
     desc.params.set(key, to_cbor(v, "descriptor." + key));
   }
   if (!app_keys.empty()) {
-    PyErr_WarnEx(PyExc_UserWarning,
-                 ("descriptor carries application metadata (" + app_keys +
-                  "); put it in the metadata's base[i] instead — it is stored as an encoding parameter")
-                     .c_str(),
-                 2);
+    // Spec 08 §1.11: the reference's text, stacklevel 1 (the Python line
+    // that called encode/append/write_object); raised under -W error.
+    const std::string text =
+        "descriptor contains application-metadata-like keys (" + app_keys +
+        ") that were captured into DataObjectDescriptor.params.  Application metadata belongs in "
+        "meta['base'][i] — placing it in the descriptor dict works (xarray/zarr fall back to descriptor "
+        "params) but is not canonical and may produce unexpected results in downstream tools. See "
+        "examples/python/02b_generic_metadata.py for the recommended pattern.";
+    if (text.find('\0') != std::string::npos) value_error("internal: warning message contained NUL");
+    if (PyErr_WarnEx(PyExc_UserWarning, text.c_str(), 1) != 0) throw py::error_already_set();
   }
   return desc;
 }
@@ -247,8 +292,15 @@ encode_options make_encode_options(const py::object& hash, std::uint32_t threads
   if (hash.is_none()) {
     o.hash_algo = "none";
   } else {
-    const std::string h = py::str(hash);
-    if (h != "xxh3" && h != "none") value_error("unknown hash algorithm: '" + h + "' (use 'xxh3' or None)");
+    // Spec 08 §1.2, §1.6: str only; an unknown name is the core's text with
+    // its lowercase Display prefix (`metadata error: unknown hash type: …`).
+    if (!PyUnicode_Check(hash.ptr())) raise_not_instance(hash, "hash", "str");
+    const std::string h = hash.cast<std::string>();
+    try {
+      (void)hash_name_enables_hashing(h);
+    } catch (const metadata_error& e) {
+      value_error(e.what());
+    }
     o.hash_algo = h;
   }
   o.threads = threads;
@@ -262,11 +314,15 @@ encode_options make_encode_options(const py::object& hash, std::uint32_t threads
   method(neg_inf_mask_method, o.neg_inf_mask_method);
   if (!small_mask_threshold_bytes.is_none()) {
     const auto t = small_mask_threshold_bytes.cast<long long>();
-    if (t < 0) value_error("small_mask_threshold_bytes must be >= 0");
+    if (t < 0) {
+      PyErr_SetString(PyExc_OverflowError, "can't convert negative int to unsigned");  // spec 08 §1.6
+      throw py::error_already_set();
+    }
     o.small_mask_threshold_bytes = static_cast<std::ptrdiff_t>(t);
   }
   if (!aggregate_hash.is_none()) {
-    const std::string a = py::str(aggregate_hash);
+    if (!PyUnicode_Check(aggregate_hash.ptr())) raise_not_instance(aggregate_hash, "aggregate_hash", "str");
+    const std::string a = aggregate_hash.cast<std::string>();
     if (a == "auto") {
       o.aggregate_hash = aggregate_hash_policy::automatic;
     } else if (a == "none") {
@@ -278,8 +334,8 @@ encode_options make_encode_options(const py::object& hash, std::uint32_t threads
     } else if (a == "both") {
       o.aggregate_hash = aggregate_hash_policy::both;
     } else {
-      value_error("aggregate_hash must be None, 'auto', 'none', 'header', 'footer' or 'both', not '" + a +
-                  "'");
+      value_error("unknown aggregate_hash policy " + debug_quoted(a) +
+                  "; expected one of: 'auto', 'none', 'header', 'footer', 'both'");
     }
   }
   return o;

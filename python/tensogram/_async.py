@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Iterable, Optional, Sequence, Tuple
 
-from ._tensogram import TensogramFile
+from ._tensogram import TensogramFile, _check_remote_arguments
 
 
 class AsyncTensogramFile:
@@ -26,18 +26,26 @@ class AsyncTensogramFile:
         self._file = sync_file
         self._count: Optional[int] = None
 
-    @classmethod
-    async def open(cls, source: Any, *, bidirectional: bool = True) -> "AsyncTensogramFile":
-        """Opens a local path or a remote URL (see ``TensogramFile.open``)."""
-        return cls(await asyncio.to_thread(TensogramFile.open, source, bidirectional=bidirectional))
+    # Spec 08 §3.4: `open`/`open_remote` check their arguments when called (and need a running
+    # loop: RuntimeError "no running event loop"), then return an asyncio.Future whose work has
+    # already started; URL, options and I/O errors surface when it is awaited.
 
     @classmethod
-    async def open_remote(
+    def open(cls, source: Any, *, bidirectional: bool = True) -> "asyncio.Future[AsyncTensogramFile]":
+        """Opens a local path or a remote URL (see ``TensogramFile.open``); await the result."""
+        loop = asyncio.get_running_loop()
+        _check_remote_arguments(None, None, bidirectional)
+        return loop.run_in_executor(None, lambda: cls(TensogramFile.open(source, bidirectional=bidirectional)))
+
+    @classmethod
+    def open_remote(
         cls, source: str, storage_options: Optional[dict] = None, *, bidirectional: bool = True
-    ) -> "AsyncTensogramFile":
-        """Opens an http(s) URL (see ``TensogramFile.open_remote``)."""
-        return cls(
-            await asyncio.to_thread(TensogramFile.open_remote, source, storage_options, bidirectional=bidirectional)
+    ) -> "asyncio.Future[AsyncTensogramFile]":
+        """Opens an http(s) URL (see ``TensogramFile.open_remote``); await the result."""
+        loop = asyncio.get_running_loop()
+        _check_remote_arguments(source, storage_options, bidirectional)
+        return loop.run_in_executor(
+            None, lambda: cls(TensogramFile.open_remote(source, storage_options, bidirectional=bidirectional))
         )
 
     async def _call(self, name: str, *args: Any, **kwargs: Any) -> Any:
@@ -72,7 +80,7 @@ class AsyncTensogramFile:
     async def file_decode_object_batch(self, msg_indices: Iterable[int], obj_index: int, **kwargs: Any):
         """``file_decode_object`` over several messages, concurrently (remote files only)."""
         if not self._file.is_remote():
-            raise OSError("file_decode_object_batch is for remote files; decode local messages one by one")
+            raise OSError("batch object decode requires a remote backend")  # spec 08 §1.8
         return list(
             await asyncio.gather(*(self.file_decode_object(i, obj_index, **kwargs) for i in msg_indices))
         )
@@ -82,7 +90,7 @@ class AsyncTensogramFile:
     ):
         """``file_decode_range`` over several messages, concurrently (remote files only)."""
         if not self._file.is_remote():
-            raise OSError("file_decode_range_batch is for remote files; decode local messages one by one")
+            raise OSError("batch range decode requires a remote backend")  # spec 08 §1.8
         return list(
             await asyncio.gather(*(self.file_decode_range(i, obj_index, ranges, **kwargs) for i in msg_indices))
         )
@@ -106,7 +114,8 @@ class AsyncTensogramFile:
 
     def __len__(self) -> int:
         if self._count is None:
-            raise RuntimeError("message count not known yet: await f.message_count() first")
+            # spec 08 §1.8
+            raise RuntimeError("message count not yet known; call 'await f.message_count()' first")
         return self._count
 
     def __aiter__(self) -> "AsyncTensogramFileIter":
@@ -116,27 +125,36 @@ class AsyncTensogramFile:
         return self
 
     async def __aexit__(self, *exc: Any) -> bool:
-        self._file.close()
-        return False
+        return False  # spec 08 §1.8: closes nothing
 
     def __repr__(self) -> str:
-        return f"AsyncTensogramFile({self._file.source()!r})"
+        return f"AsyncTensogramFile(source='{self._file.source()}')"  # spec 08 §6
 
 
 class AsyncTensogramFileIter:
-    """``async for meta, objects in f``: decodes the messages in order."""
+    """``async for meta, objects in f``: decodes the messages in order.
+
+    Spec 08 §2: ``__anext__`` takes the next index when it is called and returns an awaitable for
+    that message, so several may be in flight; past the end it raises ``StopAsyncIteration`` at
+    once (the position still advances). ``len()`` is what is left."""
 
     def __init__(self, f: AsyncTensogramFile, count: int) -> None:
         self._f = f
         self._count = count
-        self._next = 0
+        self._position = 0
 
     def __aiter__(self) -> "AsyncTensogramFileIter":
         return self
 
-    async def __anext__(self):
-        if self._next >= self._count:
+    def __anext__(self) -> "asyncio.Future[Any]":
+        i = self._position
+        self._position += 1
+        if i >= self._count:
             raise StopAsyncIteration
-        i = self._next
-        self._next += 1
-        return await self._f.decode_message(i)
+        return asyncio.ensure_future(self._f.decode_message(i))
+
+    def __len__(self) -> int:
+        return max(self._count - self._position, 0)
+
+    def __repr__(self) -> str:
+        return f"AsyncTensogramFileIter(position={self._position}, remaining={len(self)})"

@@ -250,6 +250,7 @@ def test_calls_after_close_raise_value_error(written):
     path, _ = written
     with tensogram.TensogramFile.open(str(path)) as f:
         assert len(f) == 5
+    f.close()  # leaving the block closes nothing (spec 08 §1.8)
     for call in (
         lambda: f.message_count(),
         lambda: len(f),

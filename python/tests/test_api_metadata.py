@@ -322,9 +322,11 @@ def test_paths_on_metadata_parity_fixture():
 
 
 def test_repr(meta):
-    assert repr(meta) == f"Metadata(version=3, base_len=2, extra_keys={list(meta.extra)!r})"
+    # spec 08 §6: sorted extra keys, double-quoted (Rust debug quoting)
+    keys = ", ".join('"' + k + '"' for k in sorted(meta.extra))
+    assert repr(meta) == f"Metadata(version=3, base_len=2, extra_keys=[{keys}])"
     assert re.fullmatch(r"Metadata\(version=3, base_len=2, extra_keys=\[.*\]\)", repr(meta))
-    assert "'note'" in repr(meta) and "'source'" in repr(meta)
+    assert '"note"' in repr(meta) and '"source"' in repr(meta)
 
 
 def test_repr_empty():

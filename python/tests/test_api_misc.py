@@ -332,7 +332,7 @@ def test_compute_hash_format():
     assert h != tensogram.compute_hash(bytes(range(256)) * 10 + b"\x00")
 
 
-@pytest.mark.parametrize("algo", ["md5", "sha256", "XXH3x", "none"])
+@pytest.mark.parametrize("algo", ["md5", "sha256", "XXH3x", "XXH3", ""])
 def test_compute_hash_bad_algo(algo):
     with pytest.raises(ValueError):
         tensogram.compute_hash(b"hello world", algo=algo)
@@ -429,9 +429,14 @@ def test_encode_pre_encoded_float_bytes():
     np.testing.assert_array_equal(tensogram.decode(msg).objects[0][1], values)
 
 
-def test_encode_pre_encoded_rejects_numpy():
-    with pytest.raises(ValueError):
-        tensogram.encode_pre_encoded({}, [(desc([4], "uint8"), np.arange(4, dtype=np.uint8))])
+def test_encode_pre_encoded_takes_bytes_or_a_uint8_vector():
+    # spec 08 §1.5: a byte vector (bytes, bytearray, 1-D uint8 array), nothing else
+    msg = tensogram.encode_pre_encoded({}, [(desc([4], "uint8"), np.arange(4, dtype=np.uint8))])
+    assert tensogram.decode(msg).objects[0][1].tolist() == [0, 1, 2, 3]
+    with pytest.raises(ValueError) as e:
+        tensogram.encode_pre_encoded({}, [(desc([4], "uint8"), np.arange(4, dtype=np.float32))])
+    assert str(e.value) == ("encode_pre_encoded requires bytes data (got ndarray) — "
+                            "the payload must already be in its final wire form")
 
 
 def test_encode_pre_encoded_hash_none():

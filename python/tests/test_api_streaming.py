@@ -146,10 +146,16 @@ def test_write_object_pre_encoded_verbatim():
     np.testing.assert_array_equal(objs[1][1], np.arange(4.0))
 
 
-def test_write_object_pre_encoded_rejects_numpy():
+def test_write_object_pre_encoded_payload_types():
+    # spec 08 §1.5: PyO3's byte-vector conversion errors, as TypeError
     enc = tensogram.StreamingEncoder({})
-    with pytest.raises(ValueError):
-        enc.write_object_pre_encoded(desc([4], "uint8"), np.arange(4, dtype=np.uint8))
+    enc.write_object_pre_encoded(desc([4], "uint8"), np.arange(4, dtype=np.uint8))
+    with pytest.raises(TypeError, match=r"^'numpy\.float32' object cannot be interpreted as an integer$"):
+        enc.write_object_pre_encoded(desc([4], "uint8"), np.arange(4, dtype=np.float32))
+    with pytest.raises(TypeError, match=r"^Can't extract `str` to `Vec`$"):
+        enc.write_object_pre_encoded(desc([4], "uint8"), "abcd")
+    with pytest.raises(TypeError, match=r"^'int' object is not an instance of 'Sequence'$"):
+        enc.write_object_pre_encoded(desc([4], "uint8"), 4)
 
 
 def test_pre_encoded_streamed_equals_encode_pre_encoded():

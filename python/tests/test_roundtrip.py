@@ -161,10 +161,11 @@ def test_big_endian_arrays_keep_their_values():
     assert out.dtype.isnative
 
     raw = tensogram.decode(msg, native_byte_order=False).objects[0][1]
-    # Wire order, labelled as such: the numbers still read correctly.
-    assert raw.dtype.byteorder == ">"
+    # Spec 08 §5: the wire-order bytes under the native dtype, so on a
+    # little-endian host the values read byte-swapped.
+    assert raw.dtype.isnative and raw.dtype == np.dtype("float64")
     assert raw.tobytes() == values.tobytes()
-    np.testing.assert_array_equal(raw, values)
+    np.testing.assert_array_equal(raw.view(">f8"), values)
 
 
 def test_explicit_byte_order_with_raw_bytes():

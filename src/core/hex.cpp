@@ -52,4 +52,26 @@ std::optional<std::string> percent_decode(std::string_view text) {
   return out;
 }
 
+std::string debug_quoted(std::string_view text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      case '\0': out += "\\0"; break;
+      default:
+        if (u < 0x20 || u == 0x7f) {
+          out += "\\u{" + hex_digits(u) + "}";
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
 }  // namespace tensogram

@@ -535,7 +535,8 @@ std::string_view to_string(feature_kind k) noexcept {
 }
 
 std::string_view to_string(feature_linkage l) noexcept {
-  return l == feature_linkage::ffi ? "ffi" : "builtin";
+  // Spec 08 §9: the reference's two words; "pure-rust" = no foreign library.
+  return l == feature_linkage::ffi ? "ffi" : "pure-rust";
 }
 
 std::string_view to_string(self_test_outcome o) noexcept {

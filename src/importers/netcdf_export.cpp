@@ -352,7 +352,9 @@ void to_netcdf(std::span<const std::vector<std::byte>> messages, const std::file
   const std::lock_guard lock(detail::netcdf_library_mutex());
   // Step 1: decode everything (native byte order, NaN/Inf restored).
   if (messages.empty()) {
-    throw conversion_error(conversion_failure::invalid_data, "to-netcdf: no messages to write");
+    // The reference's text (spec 08 §1.10).
+    throw conversion_error(conversion_failure::invalid_data,
+                           "invalid netcdf data: to-netcdf: no messages to write");
   }
   std::vector<message> decoded;
   decoded.reserve(messages.size());

@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "client_options.hpp"
 #include "http_support.hpp"
 #include "tensogram/core/buffer.hpp"
 #include "tensogram/core/error.hpp"
@@ -558,7 +559,7 @@ void set_remote_option(remote_options& options, std::string_view key, std::strin
     options.headers.emplace_back(value);
   } else if (key.starts_with("header.") && key.size() > 7) {
     options.headers.push_back(std::string(key.substr(7)) + ": " + std::string(value));
-  } else {
+  } else if (!detail::set_client_option(options, key, value)) {
     throw invalid_arg_error("unsupported storage option '" + k +
                             "' (this build reads http(s) sources; options: timeout_ms, connect_timeout_ms, "
                             "verify_tls, header, header.<Name>)");

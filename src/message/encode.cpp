@@ -27,12 +27,26 @@
 
 namespace tensogram {
 
+namespace {
+std::string unknown_hash_text(const std::string& name) {
+  return "unknown hash type: " + name + "; expected \"xxh3\" or \"none\"";
+}
+}  // namespace
+
+// The reference core's check (a metadata error), which its Python module
+// reports (spec 08 §1.2).
+bool hash_name_enables_hashing(const std::string& name) {
+  if (name == "xxh3") return true;
+  if (name == "none") return false;
+  throw metadata_error(unknown_hash_text(name));
+}
+
 bool encode_options::hashing() const {
-  if (hash_algo == "xxh3") return true;
   if (hash_algo.empty() || hash_algo == "none") return false;
+  if (hash_algo == "xxh3") return true;
   // An argument error, as the reference C++ wrapper reports it (its C layer
-  // checks the name: spec 07 C2.3); the text is the reference core's.
-  throw invalid_arg_error("unknown hash type: " + hash_algo + "; expected \"xxh3\" or \"none\"");
+  // checks the name: spec 07 C2.3); the same text as the core's.
+  throw invalid_arg_error(unknown_hash_text(hash_algo));
 }
 
 namespace detail {

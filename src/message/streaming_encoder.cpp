@@ -394,10 +394,13 @@ std::unique_ptr<streaming_encoder::state> streaming_encoder::state::start(
   // the policy asks for a layout this mode cannot produce.
   if (options.aggregate_hash == aggregate_hash_policy::header ||
       options.aggregate_hash == aggregate_hash_policy::both) {
-    throw encoding_error(std::string("aggregate hash policy '") +
-                         (options.aggregate_hash == aggregate_hash_policy::header ? "header" : "both") +
-                         "' is not available in streaming mode: hashes are only known after the last object "
-                         "(use 'footer', 'none' or the default)");
+    // The reference's text (spec 08 §1.6, two spaces before "Use").
+    throw encoding_error(
+        std::string("AggregateHashPolicy::") +
+        (options.aggregate_hash == aggregate_hash_policy::header ? "Header" : "Both") +
+        " is not supported in streaming mode — the header is written before any data object, "
+        "so per-object hashes are not yet known.  Use Auto (defaults to Footer in streaming) or "
+        "Footer explicitly.");
   }
   detail::validate_mask_options(options);
   const std::uint32_t budget = detail::thread_budget(options);

@@ -1122,7 +1122,7 @@ TEST(NetcdfExport, FailureLeavesTargetUntouched) {
 
   const std::vector<std::vector<std::byte>> none;
   const auto e4 = expect_conversion_error([&] { ti::to_netcdf(none, target); });
-  EXPECT_EQ(std::string(e4.what()), "to-netcdf: no messages to write");
+  EXPECT_EQ(std::string(e4.what()), "invalid netcdf data: to-netcdf: no messages to write");
 }
 
 }  // namespace

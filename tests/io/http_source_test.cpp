@@ -130,6 +130,43 @@ TEST(RemoteOptions, SetFromText) {
   EXPECT_THROW(io::set_remote_option(o, "aws_access_key_id", "k"), tensogram::invalid_arg_error);
 }
 
+// The reference's object-store client keys (spec 08 §3.2, §3.3).
+TEST(RemoteOptions, ObjectStoreClientKeys) {
+  io::remote_options o;
+  const std::pair<const char*, const char*> settings[] = {
+      {"TIMEOUT", "1h 30m"},
+      {"connect_timeout", "500ms"},
+      {"allow_invalid_certificates", "YES"},
+      {"user_agent", "tgm/1"},
+      {"allow_http", "off"},
+      {"pool_max_idle_per_host", "4"},
+      {"proxy_url", "http://proxy:3128"},
+  };
+  for (const auto& [key, value] : settings) io::set_remote_option(o, key, value);
+  EXPECT_EQ(o.timeout_ms, 5400000);
+  EXPECT_EQ(o.connect_timeout_ms, 500);
+  EXPECT_FALSE(o.verify_tls);
+  EXPECT_EQ(o.headers, (std::vector<std::string>{"User-Agent: tgm/1"}));
+  const auto message_of = [&o](std::string_view key, std::string_view value) {
+    try {
+      io::set_remote_option(o, key, value);
+    } catch (const tensogram::invalid_arg_error& e) {
+      return std::string(e.detail());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message_of("timeout", "30"), "Generic Config error: failed to parse \"30\" as Duration");
+  EXPECT_EQ(message_of("timeout", "2 fortnights"),
+            "Generic Config error: failed to parse \"2 fortnights\" as Duration");
+  EXPECT_EQ(message_of("allow_http", "maybe"), "Generic Config error: failed to parse \"maybe\" as boolean");
+  EXPECT_EQ(message_of("pool_max_idle_per_host", "-1"),
+            "Generic Config error: failed to parse \"-1\" as usize");
+  EXPECT_EQ(message_of("http2_max_frame_size", "4294967296"),
+            "Generic Config error: failed to parse \"4294967296\" as u32");
+  EXPECT_EQ(message_of("user_agent", "a\nb"),
+            "Generic Config error: failed to parse \"a\nb\" as HeaderValue");
+}
+
 TEST(HttpSourceUrl, IsRemoteUrl) {
   EXPECT_TRUE(io::is_remote_url("http://example.com/a.tgm"));
   EXPECT_TRUE(io::is_remote_url("https://example.com/a.tgm"));

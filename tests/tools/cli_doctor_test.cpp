@@ -227,7 +227,7 @@ TEST(CliDoctor, JsonShape) {
     for (const auto& [k, v] : f.items()) keys.push_back(k);
     if (f["state"] == "on") {
       EXPECT_EQ(keys, (std::vector<std::string>{"name", "kind", "state", "backend", "linkage", "version"}));
-      EXPECT_TRUE(f["linkage"] == "ffi" || f["linkage"] == "builtin");
+      EXPECT_TRUE(f["linkage"] == "ffi" || f["linkage"] == "pure-rust");
       EXPECT_TRUE(f["version"].is_string() || f["version"].is_null());
     } else {
       EXPECT_EQ(f["state"], "off");

@@ -149,7 +149,7 @@ class PipelineFlags : public ::testing::Test {
     EXPECT_EQ(r.out, "");
     EXPECT_NE(r.err.find("error: " + message), std::string::npos) << r.err;
     if (code == 2) {
-      EXPECT_NE(r.err.find("Run with --help"), std::string::npos) << r.err;
+      EXPECT_NE(r.err.find("\n\nFor more information, try '--help'.\n"), std::string::npos) << r.err;
     }
     EXPECT_FALSE(std::filesystem::exists(tgm));
   }
@@ -334,17 +334,21 @@ TEST_F(PipelineFlags, AppliedToEveryArray) {
 }
 
 TEST_F(PipelineFlags, ImpossibleCombinationsAreUsageErrors) {
-  expect_failure("f8", {"--compression", "gzip"}, 2, "--compression: gzip not in {none,szip,zstd,lz4");
-  expect_failure("f8", {"--encoding", "grib_ccsds"}, 2,
-                 "--encoding: grib_ccsds not in {none,simple_packing}");
-  expect_failure("f8", {"--filter", "bitshuffle"}, 2, "--filter: bitshuffle not in {none,shuffle}");
+  expect_failure(
+      "f8", {"--compression", "gzip"}, 2,
+      "invalid value 'gzip' for '--compression <CODEC>'\n  [possible values: none, szip, zstd, lz4");
+  expect_failure(
+      "f8", {"--encoding", "grib_ccsds"}, 2,
+      "invalid value 'grib_ccsds' for '--encoding <ENC>'\n  [possible values: none, simple_packing]\n");
+  expect_failure("f8", {"--filter", "bitshuffle"}, 2,
+                 "invalid value 'bitshuffle' for '--filter <FILTER>'\n  [possible values: none, shuffle]\n");
   expect_failure("f8", {"--encoding", "simple_packing", "--bits", "65"}, 2,
-                 "--bits: Value 65 not in range 0 to 64");
+                 "invalid value '65' for '--bits <N>': Value 65 not in range 0 to 64");
   expect_failure("f8", {"--bits", "16"}, 2, "--bits applies to --encoding simple_packing only");
   expect_failure("f8", {"--compression", "lz4", "--compression-level", "5"}, 2,
                  "--compression-level applies to --compression zstd or blosc2 only");
   expect_failure("f8", {"--compression", "zstd", "--compression-level", "high"}, 2,
-                 "Could not convert: --compression-level = high");
+                 "invalid value 'high' for '--compression-level <L>': invalid digit found in string");
   expect_failure("f8", {"--compression", "zfp"}, 2,
                  "--compression zfp needs one of --zfp-rate, --zfp-precision or --zfp-tolerance");
   expect_failure("f8", {"--zfp-rate", "8"}, 2, "--zfp-rate requires --compression zfp");
@@ -356,9 +360,12 @@ TEST_F(PipelineFlags, ImpossibleCombinationsAreUsageErrors) {
                  "--zfp-rate does not apply to --zfp-mode fixed_precision");
   expect_failure("f8", {"--compression", "zfp", "--zfp-mode", "fixed_accuracy"}, 2,
                  "--zfp-mode fixed_accuracy needs --zfp-tolerance");
-  expect_failure("f8", {"--compression", "zfp", "--zfp-mode", "lossless"}, 2, "--zfp-mode: lossless not in");
-  expect_failure("f8", {"--compression", "zfp", "--zfp-tolerance", "0"}, 2, "--zfp-tolerance");
-  expect_failure("f8", {"--compression", "zfp", "--zfp-precision", "0"}, 2, "--zfp-precision");
+  expect_failure("f8", {"--compression", "zfp", "--zfp-mode", "lossless"}, 2,
+                 "invalid value 'lossless' for '--zfp-mode <MODE>'\n  [possible values: ");
+  expect_failure("f8", {"--compression", "zfp", "--zfp-tolerance", "0"}, 2,
+                 "invalid value '0' for '--zfp-tolerance <T>'");
+  expect_failure("f8", {"--compression", "zfp", "--zfp-precision", "0"}, 2,
+                 "invalid value '0' for '--zfp-precision <P>'");
   expect_failure("f8", {"--compression", "zfp", "--zfp-rate", "8", "--encoding", "simple_packing"}, 2,
                  "--compression zfp cannot follow --encoding simple_packing");
   expect_failure("f8", {"--compression", "zfp", "--zfp-rate", "8", "--filter", "shuffle"}, 2,
@@ -377,15 +384,17 @@ TEST_F(PipelineFlags, ImpossibleCombinationsAreUsageErrors) {
   expect_failure("f8", {"--compression", "zstd", "--sz3-mode", "rel"}, 2,
                  "--sz3-mode requires --compression sz3");
   expect_failure("f8", {"--compression", "sz3", "--sz3-bound", "0.1", "--sz3-mode", "pwrel"}, 2,
-                 "--sz3-mode: pwrel not in");
-  expect_failure("f8", {"--compression", "sz3", "--sz3-bound", "-1"}, 2, "--sz3-bound");
+                 "invalid value 'pwrel' for '--sz3-mode <MODE>'\n  [possible values: ");
+  expect_failure("f8", {"--compression", "sz3", "--sz3-bound", "-1"}, 2,
+                 "invalid value '-1' for '--sz3-bound <B>'");
   expect_failure("f8", {"--compression", "sz3", "--sz3-bound", "0.1", "--filter", "shuffle"}, 2,
                  "--compression sz3 cannot follow --filter shuffle");
   // A codec the spec lists but this build lacks gets its own message.
   for (const char* codec : {"blosc2"}) {
     if (!is_compression_built_in(codec)) {
       expect_failure("f8", {"--compression", codec}, 2,
-                     "--compression: codec '" + std::string(codec) + "' is not built into this tensogram");
+                     "invalid value for '--compression <CODEC>': codec '" + std::string(codec) +
+                         "' is not built into this tensogram");
     }
   }
 }

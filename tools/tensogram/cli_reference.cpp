@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "clap_style.hpp"
 #include "help_text.hpp"
 #include "tool_error.hpp"
 
@@ -40,52 +41,10 @@ bool is_flag(const CLI::Option& o) {
   return o.get_expected_max() == 0;  // add_flag sets expected(0)
 }
 
-// The part of the type name before the validator descriptions CLI11
-// appends (`ENC:{none,simple_packing}` → `ENC`).
-std::string bare_type_name(const CLI::Option& o) {
-  const std::string t = o.get_type_name();
-  return t.substr(0, t.find(':'));
-}
-
-// Fixed choices, read from "{a,b,c}" validator descriptions (CLI::IsMember
-// and the pipeline flags' codec validator use that form).
-std::vector<std::string> choices_of(const CLI::Option& o) {
-  std::vector<std::string> out;
-  const std::string t = o.get_type_name();
-  std::size_t pos = t.find(':');
-  while (pos != std::string::npos) {
-    const std::size_t next = t.find(':', pos + 1);
-    const std::string seg = t.substr(pos + 1, next == std::string::npos ? std::string::npos : next - pos - 1);
-    if (seg.size() >= 2 && seg.front() == '{' && seg.back() == '}') {
-      std::string item;
-      for (const char c : seg.substr(1, seg.size() - 2)) {
-        if (c == ',') {
-          out.push_back(item);
-          item.clear();
-        } else {
-          item += c;
-        }
-      }
-      if (!item.empty()) out.push_back(item);
-    }
-    pos = next;
-  }
-  return out;
-}
-
 std::vector<std::string> names_of(const CLI::Option& o) {
   std::vector<std::string> out;
   for (const std::string& s : o.get_snames()) out.push_back("-" + s);
   for (const std::string& l : o.get_lnames()) out.push_back("--" + l);
-  return out;
-}
-
-std::string join(const std::vector<std::string>& v, std::string_view sep) {
-  std::string out;
-  for (const std::string& s : v) {
-    if (!out.empty()) out += sep;
-    out += s;
-  }
   return out;
 }
 
@@ -124,7 +83,7 @@ std::string code(std::string_view in) {
 }
 
 std::string positional_usage(const CLI::Option& o) {
-  std::string name = bare_type_name(o);
+  std::string name = value_name(o);
   if (name.empty()) name = o.get_name(true);
   if (o.get_items_expected_max() > 1) name += "...";
   return o.get_required() ? name : "[" + name + "]";

@@ -17,8 +17,12 @@ std::vector<std::string> mask_methods() {
 bool boolish_or_throw(const std::string& option, const std::string& text) {
   const auto v = parse_boolish(text);
   if (!v) {
-    throw usage_error("invalid value '" + text + "' for '" + option +
-                      "[=<BOOL>]' (expected one of y, yes, t, true, on, 1, n, no, f, false, off, 0)");
+    // clap's BoolishValueParser text (spec 08 §10).
+    std::string value_name = option.substr(2);
+    std::transform(value_name.begin(), value_name.end(), value_name.begin(),
+                   [](unsigned char c) { return c == '-' ? '_' : static_cast<char>(std::toupper(c)); });
+    throw usage_error("invalid value '" + text + "' for '" + option + "[=<" + value_name +
+                      ">]': value was not a boolean");
   }
   return *v;
 }
@@ -67,36 +71,43 @@ void add_global_options(CLI::App& app, global_options& opts) {
   app.add_option("--threads", opts.threads,
                  "Thread budget for decode/encode work; 0 = sequential (encoding commands only)")
       ->envname("TENSOGRAM_THREADS")
-      ->type_name("N")
+      ->type_name("THREADS")
+      ->default_str("0")
       ->group(group);
   // Flags, so that a bare `--allow-nan` never swallows the next argument;
   // `--allow-nan=BOOL` still sets a value (spec 04 §A.1).
   app.add_flag("--allow-nan", opts.allow_nan,
                "Replace NaN by 0 and record a mask when encoding, instead of failing (=BOOL accepted)")
       ->envname("TENSOGRAM_ALLOW_NAN")
+      ->type_name("ALLOW_NAN")
       ->group(group);
   app.add_flag("--allow-inf", opts.allow_inf, "Same for +Inf and -Inf (=BOOL accepted)")
       ->envname("TENSOGRAM_ALLOW_INF")
+      ->type_name("ALLOW_INF")
       ->group(group);
   app.add_option("--nan-mask-method", opts.nan_mask_method, "Compression of the NaN mask")
       ->envname("TENSOGRAM_NAN_MASK_METHOD")
       ->check(CLI::IsMember(mask_methods()))
-      ->type_name("M")
+      ->type_name("NAN_MASK_METHOD")
+      ->default_str("roaring")
       ->group(group);
   app.add_option("--pos-inf-mask-method", opts.pos_inf_mask_method, "Compression of the +Inf mask")
       ->envname("TENSOGRAM_POS_INF_MASK_METHOD")
       ->check(CLI::IsMember(mask_methods()))
-      ->type_name("M")
+      ->type_name("POS_INF_MASK_METHOD")
+      ->default_str("roaring")
       ->group(group);
   app.add_option("--neg-inf-mask-method", opts.neg_inf_mask_method, "Compression of the -Inf mask")
       ->envname("TENSOGRAM_NEG_INF_MASK_METHOD")
       ->check(CLI::IsMember(mask_methods()))
-      ->type_name("M")
+      ->type_name("NEG_INF_MASK_METHOD")
+      ->default_str("roaring")
       ->group(group);
   app.add_option("--small-mask-threshold", opts.small_mask_threshold,
                  "Masks smaller than this many bytes are stored uncompressed; 0 disables the fallback")
       ->envname("TENSOGRAM_SMALL_MASK_THRESHOLD")
-      ->type_name("BYTES")
+      ->type_name("SMALL_MASK_THRESHOLD")
+      ->default_str("128")
       ->group(group);
   app.add_flag("-q,--quiet", opts.quiet,
                "Do not draw progress bars on stderr (they appear only on a terminal)")

@@ -12,7 +12,7 @@ namespace {
 // Examples follow the command synopses of spec 04 §A.5 (and its worked
 // session, §A.6). Entries for subcommands this build lacks (the GRIB/NetCDF
 // converters) are harmless: they apply only to registered subcommands.
-constexpr std::array<subcommand_help, 19> table = {{
+constexpr std::array<subcommand_help, 20> table = {{
     {"info", "tensogram info forecast.tgm"},
     {"ls", "tensogram ls -w 'mars.levtype!=pl' -p mars.param,mars.levtype forecast.tgm"},
     {"dump", "tensogram dump -w mars.param=133 -j forecast.tgm"},
@@ -36,6 +36,7 @@ constexpr std::array<subcommand_help, 19> table = {{
     {"to-npy", "tensogram to-npy -o arrays/ forecast.tgm"},
     {"completion", "tensogram completion bash > ~/.local/share/bash-completion/completions/tensogram"},
     {"help-markdown", "tensogram help-markdown > docs/cli-reference.md"},
+    {"help", "tensogram help ls"},
 }};
 
 }  // namespace

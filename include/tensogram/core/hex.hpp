@@ -22,6 +22,11 @@ namespace tensogram {
 /// Lowercase hex of every byte, two digits each.
 [[nodiscard]] std::string hex_bytes(std::span<const std::byte> bytes);
 
+/// Rust's `{:?}` of a string (spec 08 notation dq): wrapped in `"`, with
+/// `"` `\` newline tab CR NUL escaped as `\"` `\\` `\n` `\t` `\r` `\0`, other
+/// control characters as `\u{<lowercase hex>}`; `'` and non-ASCII text stay.
+[[nodiscard]] std::string debug_quoted(std::string_view text);
+
 /// Appends the two lowercase hex digits of `b` to `out`.
 void append_hex_byte(std::string& out, std::uint8_t b);
 

@@ -112,7 +112,11 @@ struct remote_options {
 /// Sets one option given as text, as the C API's storage options come
 /// (spec 07 C2.4 `tgm_async_file_open_remote`): `timeout_ms` and
 /// `connect_timeout_ms` (decimal), `verify_tls` (`true`/`false`/`1`/`0`),
-/// `header` ("Name: value", repeatable) or `header.<Name>` (the value).
+/// `header` ("Name: value", repeatable) or `header.<Name>` (the value), and
+/// the reference's object-store client keys, case-insensitive (spec 08
+/// §3.3: `timeout` / `connect_timeout` as durations such as `30s`,
+/// `allow_invalid_certificates`, `user_agent`, ...; keys without an
+/// equivalent here are checked and have no effect).
 /// Throws `invalid_arg_error` for any other key or a malformed value.
 void set_remote_option(remote_options& options, std::string_view key, std::string_view value);
 

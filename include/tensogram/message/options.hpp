@@ -48,6 +48,12 @@ struct encode_options {
   [[nodiscard]] bool hashing() const;
 };
 
+/// Whether the hash name `name` turns hashing on: "xxh3" → true, "none" →
+/// false; anything else (also "") throws `metadata_error` with the
+/// reference's text `unknown hash type: <name>; expected "xxh3" or "none"`
+/// (spec 08 §1.2, §4).
+[[nodiscard]] bool hash_name_enables_hashing(const std::string& name);
+
 struct decode_options {
   /// Convert element bytes to the host's byte order (else: declared order).
   bool native_byte_order = true;

@@ -132,8 +132,9 @@ validation_mode parse_validation_mode(std::string_view name) {
                             validation_mode::full}) {
     if (validation_mode_name(m) == name) return m;
   }
-  throw invalid_arg_error("unknown validation level '" + std::string(name) +
-                          "' (expected quick, default, checksum or full)");
+  // The reference's text (spec 08 §1.7).
+  throw invalid_arg_error("unknown validation level: '" + std::string(name) +
+                          "', expected one of: quick, default, checksum, full");
 }
 
 validate_options validate_options::for_mode(validation_mode mode, bool check_canonical) noexcept {
