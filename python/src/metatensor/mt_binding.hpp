@@ -56,8 +56,15 @@ void register_errors(py::module_& m);
 /// A read-only numpy array over `bytes` of `f`, C order, `f` as its base.
 [[nodiscard]] py::array view_array(const opened_ptr& f, std::span<const std::byte> bytes, const py::dtype& dt,
                                    std::span<const std::uint64_t> shape);
-/// The flat tensor `name` as a numpy array.
+/// The tensor `name` as numpy: flat → ndarray, struct → structured ndarray,
+/// blob → BlobSequence.
 [[nodiscard]] py::object tensor_object(const opened_ptr& f, std::string_view name);
+/// The String or List field `path` of every record of struct tensor `name`
+/// as a BlobSequence (dims = the tensor's dims ++ the field's fixed dims).
+[[nodiscard]] py::object blob_field_object(const opened_ptr& f, std::string_view name, std::string_view path);
+/// The numpy structured dtype of a record (blob fields as (offset, length)).
+[[nodiscard]] py::dtype record_dtype(const record_layout& record);
+void register_arrays(py::module_& m);
 
 // ---- writing (mt_writer.cpp) ------------------------------------------------
 

@@ -123,6 +123,18 @@ class py_file {
   }
 
   [[nodiscard]] py::object tensor(std::string_view name) const { return tensor_object(get(), name); }
+  [[nodiscard]] py::object blob_field(std::string_view name, std::string_view path) const {
+    return blob_field_object(get(), name, path);
+  }
+
+  // The §8.3 logical value of a tensor as JSON text (what `metatensor dump`
+  // prints), for comparing views with the library's own reading.
+  [[nodiscard]] std::string logical_value(std::string_view name) const {
+    const auto& f = *get();
+    if (!f.mt) throw tensogram::invalid_arg_error("a plain safetensors file has no logical value");
+    if (!f.mt->contains(name)) throw_not_found(name);
+    return f.mt->logical_value(name).dump();
+  }
 
  private:
   opened_ptr f_;
@@ -138,6 +150,7 @@ PYBIND11_MODULE(_metatensor, m) {
   m.doc() =
       "libmetatensor for Python: the extension behind tensogram.metatensor (docs/metatensor-python.md).";
   metatensor::python::register_errors(m);
+  metatensor::python::register_arrays(m);
   metatensor::python::register_writer(m);
   py::class_<py_file>(m, "File",
                       "An opened metatensor or plain safetensors file (use tensogram.metatensor.safe_open).")
@@ -151,5 +164,10 @@ PYBIND11_MODULE(_metatensor, m) {
       .def("metadata", &py_file::metadata, "User __metadata__ as dict[str, str], or None when absent.")
       .def("schema", &py_file::schema, "The metatensor schema as JSON text, or None for plain files.")
       .def("info", &py_file::info, py::arg("name"), "(kind, dtype, shape) of a tensor.")
-      .def("tensor", &py_file::tensor, py::arg("name"), "A zero-copy read-only ndarray over a flat tensor.");
+      .def("tensor", &py_file::tensor, py::arg("name"),
+           "A zero-copy read-only view: ndarray (flat), structured ndarray (struct) or BlobSequence (blob).")
+      .def("blob_field", &py_file::blob_field, py::arg("name"), py::arg("field"),
+           "A String/List field of every record of a struct tensor as a BlobSequence.")
+      .def("logical_value", &py_file::logical_value, py::arg("name"),
+           "The tensor's logical value as JSON text (as `metatensor dump` prints it).");
 }

@@ -119,6 +119,22 @@ void write_file(const py::list& tensors, const std::filesystem::path& path,
   builder_for(inputs, std::move(metadata)).write(path);
 }
 
+// Any schema and its §8.3 logical value (JSON texts): records, strings and
+// ragged lists included. Slow (every element goes through JSON) but general.
+py::bytes serialize_json(const std::string& schema, const std::string& value,
+                         std::map<std::string, std::string> metadata) {
+  std::vector<std::byte> image;
+  {
+    py::gil_scoped_release unlocked;
+    writer_options options;
+    options.user_metadata = std::move(metadata);
+    file_builder builder(compile_schema_text(schema), std::move(options));
+    builder.set_logical_value(nlohmann::json::parse(value));
+    image = builder.serialize();
+  }
+  return {reinterpret_cast<const char*>(image.data()), image.size()};
+}
+
 }  // namespace
 
 void register_writer(py::module_& m) {
@@ -126,6 +142,8 @@ void register_writer(py::module_& m) {
         "The metatensor file image of [(name, C-contiguous little-endian ndarray), ...] and user metadata.");
   m.def("write_file", &write_file, py::arg("tensors"), py::arg("path"), py::arg("metadata"),
         "`serialize` written atomically to `path`.");
+  m.def("serialize_json", &serialize_json, py::arg("schema"), py::arg("value"), py::arg("metadata"),
+        "The file image of a schema and its logical value (JSON texts; every kind of tensor).");
 }
 
 }  // namespace metatensor::python

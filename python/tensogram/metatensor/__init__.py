@@ -10,9 +10,11 @@ A program written for ``safetensors.numpy`` works by changing its import::
             w = f.get_tensor(name)          # zero-copy, read-only view of the mapped file
         part = f.get_slice("w")[:, 1:]      # touches only the pages of those elements
 
-Files written here are metatensor files (docs/metatensor.md), which are
-valid safetensors files; plain safetensors files from any writer are read
-too.
+Files written here are metatensor files (docs/metatensor.md), which
+are valid safetensors files; plain safetensors files from any writer are
+read too. Beyond safetensors, ``get_tensor`` returns struct tensors as numpy
+structured arrays over the file and blob tensors (strings, ragged lists) as
+``BlobSequence`` objects whose elements are read in O(1) when indexed.
 
 Arrays are read-only views: copy (``np.array(a)``) to modify. They keep the
 file mapped after ``safe_open`` is closed.
@@ -26,9 +28,10 @@ from typing import Any, Dict, Mapping, Optional
 import numpy as _np
 
 from .. import _metatensor
-from .._metatensor import MetatensorError, TensorNotFoundError
+from .._metatensor import BlobSequence, MetatensorError, TensorNotFoundError
 
 __all__ = [
+    "BlobSequence",
     "MetatensorError",
     "SafetensorError",
     "TensorNotFoundError",
@@ -82,6 +85,8 @@ class _Slice:
 
     def __getitem__(self, index: Any) -> Any:
         view = self._file.tensor(self._name)
+        if isinstance(view, BlobSequence):
+            return view[index]
         try:
             return view[index]
         except IndexError as e:
@@ -122,8 +127,13 @@ class safe_open:
         return self._file.schema()
 
     def get_tensor(self, name: str) -> Any:
-        """A read-only ndarray over the file (flat tensors)."""
+        """A read-only view: ndarray, structured ndarray (struct) or BlobSequence (blob)."""
         return self._file.tensor(name)
+
+    def get_blob_field(self, name: str, field: str) -> BlobSequence:
+        """The String or List field ``field`` ("a.b" through nested records) of every record of a
+        struct tensor, as a BlobSequence (the structured array holds only its BlobRefs)."""
+        return self._file.blob_field(name, field)
 
     def get_slice(self, name: str) -> _Slice:
         """A tensor for numpy-style slicing that reads only the needed bytes."""
