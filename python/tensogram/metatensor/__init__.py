@@ -10,7 +10,7 @@ A program written for ``safetensors.numpy`` works by changing its import::
             w = f.get_tensor(name)          # zero-copy, read-only view of the mapped file
         part = f.get_slice("w")[:, 1:]      # touches only the pages of those elements
 
-Files written here are metatensor files (docs/metatensor.md), which
+Files written here are metatensor files (docs/metatensor-python.md), which
 are valid safetensors files; plain safetensors files from any writer are
 read too. Beyond safetensors, ``get_tensor`` returns struct tensors as numpy
 structured arrays over the file and blob tensors (strings, ragged lists) as
