@@ -143,6 +143,8 @@ def test_missing_file(tmp_path):
         mt.safe_open(tmp_path / "nope.safetensors", framework="np")
     with pytest.raises(FileNotFoundError):
         mt.load_file(tmp_path / "nope.safetensors")
+    with pytest.raises(OSError):
+        mt.safe_open(tmp_path, framework="np")  # a directory
 
 
 def test_bad_metadata_on_save():

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -37,7 +38,10 @@ class py_file {
   explicit py_file(opened_ptr f) : f_(std::move(f)) {}
 
   static py_file open(const std::filesystem::path& path) {
-    if (!std::filesystem::exists(path)) {
+    // FileNotFoundError as `open()` and safetensors raise it; other failures
+    // (permissions, a directory) are the OSError of the mapping below.
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec) && !ec) {
       PyErr_SetString(PyExc_FileNotFoundError,
                       ("No such file or directory: '" + path.string() + "'").c_str());
       throw py::error_already_set();
