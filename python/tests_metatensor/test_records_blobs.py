@@ -257,3 +257,40 @@ def test_invalid_utf8_in_a_string_is_reported_at_access(written):
     with pytest.raises(mt.MetatensorError) as excinfo:
         names[0]
     assert excinfo.value.code == "MT_UTF8"
+
+
+def touch(value) -> None:
+    """Reads every byte a view exposes."""
+    if isinstance(value, mt.BlobSequence):
+        for element in value:
+            touch(element)
+    elif isinstance(value, np.ndarray):
+        value.tobytes()
+    else:
+        assert isinstance(value, str)
+
+
+def test_corrupted_rich_files_never_crash(written, rng):
+    """Random byte flips anywhere (header, records, BlobRefs, heaps): each
+    image either opens, and every element reads, or raises with a format
+    error name."""
+    path, _ = written
+    image = path.read_bytes()
+    outcomes = {"opened": 0, "refused": 0}
+    for _ in range(400):
+        bad = bytearray(image)
+        for pos in rng.integers(0, len(image), size=int(rng.integers(1, 4))):
+            bad[pos] = int(rng.integers(0, 256))
+        try:
+            tensors = mt.load(bytes(bad))
+        except mt.MetatensorError as e:
+            assert e.code is not None and e.code in str(e)
+            outcomes["refused"] += 1
+            continue
+        outcomes["opened"] += 1
+        for value in tensors.values():
+            try:
+                touch(value)
+            except mt.MetatensorError as e:
+                assert e.code == "MT_UTF8"  # the one check left to element access
+    assert outcomes["opened"] and outcomes["refused"], outcomes
