@@ -1,0 +1,73 @@
+// Shared pieces of the extension `tensogram._metatensor`, the C++ half of
+// the Python module `tensogram.metatensor` (docs/metatensor-python.md).
+//
+// The binding is thin: libmetatensor opens, validates and lays out files;
+// this layer only turns its views into numpy arrays over the same memory
+// and its errors into Python exceptions. Conventions:
+// * an opened file is an `opened` shared by the `File` object and every
+//   array made from it (their numpy `base` holds a reference), so closing
+//   the file never leaves an array pointing at unmapped memory;
+// * the GIL is released while a file is mapped, validated or written.
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "metatensor/file.hpp"
+#include "metatensor/safetensors.hpp"
+
+namespace metatensor::python {
+
+namespace py = pybind11;
+
+/// A file as opened: a metatensor file, or a plain safetensors file (one
+/// without `metatensor.version`, which safetensors programs also read).
+struct opened {
+  std::optional<metatensor::file> mt;
+  std::optional<safetensors::file> plain;
+
+  [[nodiscard]] const safetensors::file& base() const noexcept { return mt ? mt->base() : *plain; }
+};
+using opened_ptr = std::shared_ptr<const opened>;
+
+// ---- errors (mt_errors.cpp) -------------------------------------------------
+
+/// Creates MetatensorError and TensorNotFoundError and installs the
+/// module-local translator of library exceptions.
+void register_errors(py::module_& m);
+/// Raises TensorNotFoundError (a KeyError) for `name`.
+[[noreturn]] void throw_not_found(std::string_view name);
+/// Raises MetatensorError with `code` (a spec error name, or empty) and text.
+[[noreturn]] void throw_metatensor_error(std::string_view code, const std::string& text);
+
+// ---- arrays (mt_arrays.cpp) -------------------------------------------------
+
+/// The numpy dtype of a safetensors dtype: BF16 as ml_dtypes.bfloat16 when
+/// importable else uint16 bits, the F8 types as uint8 bytes, C64 as
+/// complex64. Sub-byte dtypes have none (ValueError).
+[[nodiscard]] py::dtype numpy_dtype(safetensors::dtype t);
+/// A read-only numpy array over `bytes` of `f`, C order, `f` as its base.
+[[nodiscard]] py::array view_array(const opened_ptr& f, std::span<const std::byte> bytes, const py::dtype& dt,
+                                   std::span<const std::uint64_t> shape);
+/// The tensor `name` as numpy: flat → ndarray, struct → structured ndarray,
+/// blob → BlobSequence.
+[[nodiscard]] py::object tensor_object(const opened_ptr& f, std::string_view name);
+/// The String or List field `path` of every record of struct tensor `name`
+/// as a BlobSequence (dims = the tensor's dims ++ the field's fixed dims).
+[[nodiscard]] py::object blob_field_object(const opened_ptr& f, std::string_view name, std::string_view path);
+/// The numpy structured dtype of a record (blob fields as (offset, length)).
+[[nodiscard]] py::dtype record_dtype(const record_layout& record);
+void register_arrays(py::module_& m);
+
+// ---- writing (mt_writer.cpp) ------------------------------------------------
+
+void register_writer(py::module_& m);
+
+}  // namespace metatensor::python
