@@ -52,7 +52,7 @@ module tensogram
     private
     type(c_ptr) :: h = c_null_ptr
   contains
-    procedure :: free => message_free
+    procedure :: free => message_release
     procedure, private :: message_assign
     generic :: assignment(=) => message_assign
     final :: message_final
@@ -62,7 +62,7 @@ module tensogram
     private
     type(c_ptr) :: h = c_null_ptr
   contains
-    procedure :: close => file_close
+    procedure :: close => file_release
     procedure, private :: file_assign
     generic :: assignment(=) => file_assign
     final :: file_final
@@ -72,7 +72,7 @@ module tensogram
     private
     type(c_ptr) :: h = c_null_ptr
   contains
-    procedure :: free => metadata_free
+    procedure :: free => metadata_release
     procedure, private :: metadata_assign
     generic :: assignment(=) => metadata_assign
     final :: metadata_final
@@ -82,7 +82,9 @@ module tensogram
     private
     type(c_ptr) :: h = c_null_ptr
   contains
-    procedure :: free => encoder_free
+    !> Releases without finishing: an unfinished message never reaches its
+    !> destination (the encoder writes to a temporary file renamed by finish).
+    procedure :: free => encoder_release
     procedure, private :: encoder_assign
     generic :: assignment(=) => encoder_assign
     final :: encoder_final
@@ -767,7 +769,7 @@ contains
     tensogram_streaming_encoder_count = int(c_tgm_streaming_encoder_count(enc%h))
   end function tensogram_streaming_encoder_count
 
-  ! ---- handle types: release, finalize, refuse copies ---------------------------
+  ! ---- handle types: release, finalize, refuse copies (tgm_handle.inc) ----------
 
   subroutine buffer_as_array(self, out)
     class(tensogram_buffer), intent(in) :: self
@@ -802,78 +804,26 @@ contains
     error stop 'tensogram_buffer is non-copyable: pass it by reference'
   end subroutine buffer_assign
 
-  subroutine message_free(self)
-    class(tensogram_message), intent(inout) :: self
-    if (c_associated(self%h)) call c_tgm_message_free(self%h)
-    self%h = c_null_ptr
-  end subroutine message_free
-
-  subroutine message_final(self)
-    type(tensogram_message), intent(inout) :: self
-    call self%free()
-  end subroutine message_final
-
-  subroutine message_assign(lhs, rhs)
-    class(tensogram_message), intent(inout) :: lhs
-    type(tensogram_message), intent(in) :: rhs
-    if (.false.) lhs%h = rhs%h
-    error stop 'tensogram_message is non-copyable: pass it by reference'
-  end subroutine message_assign
-
-  subroutine file_close(self)
-    class(tensogram_file), intent(inout) :: self
-    if (c_associated(self%h)) call c_tgm_file_close(self%h)
-    self%h = c_null_ptr
-  end subroutine file_close
-
-  subroutine file_final(self)
-    type(tensogram_file), intent(inout) :: self
-    call self%close()
-  end subroutine file_final
-
-  subroutine file_assign(lhs, rhs)
-    class(tensogram_file), intent(inout) :: lhs
-    type(tensogram_file), intent(in) :: rhs
-    if (.false.) lhs%h = rhs%h
-    error stop 'tensogram_file is non-copyable: pass it by reference'
-  end subroutine file_assign
-
-  subroutine metadata_free(self)
-    class(tensogram_metadata), intent(inout) :: self
-    if (c_associated(self%h)) call c_tgm_metadata_free(self%h)
-    self%h = c_null_ptr
-  end subroutine metadata_free
-
-  subroutine metadata_final(self)
-    type(tensogram_metadata), intent(inout) :: self
-    call self%free()
-  end subroutine metadata_final
-
-  subroutine metadata_assign(lhs, rhs)
-    class(tensogram_metadata), intent(inout) :: lhs
-    type(tensogram_metadata), intent(in) :: rhs
-    if (.false.) lhs%h = rhs%h
-    error stop 'tensogram_metadata is non-copyable: pass it by reference'
-  end subroutine metadata_assign
-
-  !> Releases without finishing: an unfinished message stays incomplete.
-  subroutine encoder_free(self)
-    class(tensogram_streaming_encoder), intent(inout) :: self
-    if (c_associated(self%h)) call c_tgm_streaming_encoder_free(self%h)
-    self%h = c_null_ptr
-  end subroutine encoder_free
-
-  subroutine encoder_final(self)
-    type(tensogram_streaming_encoder), intent(inout) :: self
-    call self%free()
-  end subroutine encoder_final
-
-  subroutine encoder_assign(lhs, rhs)
-    class(tensogram_streaming_encoder), intent(inout) :: lhs
-    type(tensogram_streaming_encoder), intent(in) :: rhs
-    if (.false.) lhs%h = rhs%h
-    error stop 'tensogram_streaming_encoder is non-copyable: pass it by reference'
-  end subroutine encoder_assign
+#define TGM_HANDLE tensogram_message
+#define TGM_HANDLE_TEXT 'tensogram_message'
+#define TGM_HANDLE_C_FREE c_tgm_message_free
+#define TGM_HANDLE_PREFIX message_
+#include "tgm_handle.inc"
+#define TGM_HANDLE tensogram_file
+#define TGM_HANDLE_TEXT 'tensogram_file'
+#define TGM_HANDLE_C_FREE c_tgm_file_close
+#define TGM_HANDLE_PREFIX file_
+#include "tgm_handle.inc"
+#define TGM_HANDLE tensogram_metadata
+#define TGM_HANDLE_TEXT 'tensogram_metadata'
+#define TGM_HANDLE_C_FREE c_tgm_metadata_free
+#define TGM_HANDLE_PREFIX metadata_
+#include "tgm_handle.inc"
+#define TGM_HANDLE tensogram_streaming_encoder
+#define TGM_HANDLE_TEXT 'tensogram_streaming_encoder'
+#define TGM_HANDLE_C_FREE c_tgm_streaming_encoder_free
+#define TGM_HANDLE_PREFIX encoder_
+#include "tgm_handle.inc"
 
   ! ---- the generics' specifics -------------------------------------------------
 
