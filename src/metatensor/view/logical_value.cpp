@@ -239,6 +239,8 @@ json project_type(const type_layout& t, const std::byte* p, std::span<const std:
 tensor_access::tensor_access(const file& f, const std::string& name)
     : layout(&f.layout(name)), dims(f.dims(name)), count(element_count(dims)), data(f.primary(name).bytes()) {
   if (const auto* h = f.heap(name)) heap = h->bytes();
+  // The deferred BlobRef checks (§8.1) before any BlobRef is followed.
+  f.check_blob_refs(name);
 }
 
 std::uint64_t tensor_access::element_size() const {
