@@ -159,4 +159,13 @@ class file {
   std::shared_ptr<const state> state_;
 };
 
+/// Elements [first, first + count) of any safetensors tensor (a plain
+/// safetensors file's included) in flat C order, each projected as in §8.3
+/// (integers exact, every float dtype decoded, C64 as [re, im], BOOL as
+/// true/false), as one flat JSON array; for dump tools. Throws
+/// `tensogram::invalid_arg_error` when the range exceeds the element count,
+/// MT_BOOL (message "/<name>/<index>: ...") for a BOOL byte other than 0/1.
+[[nodiscard]] nlohmann::json flat_elements(const safetensors::tensor_view& t, std::uint64_t first,
+                                           std::uint64_t count);
+
 }  // namespace metatensor
