@@ -1,11 +1,17 @@
 // A validated metatensor file and its zero-copy views (spec 06 §3, §5–§9).
 //
-// `file::open` maps a file, runs the whole structural validation of §8.1 in
+// `file::open` maps a file and runs the structural validation of §8.1 in
 // the order of §8.2 (base layer, `metatensor.` keys, schema, layout table,
-// tensor set, dtypes and shapes, placement and padding, BlobRefs) and reports
-// the first failure as a `metatensor::error`. Its cost is O(header + number
-// of BlobRefs); no other tensor data is read. Deep validation (§8.1, §8.3:
-// BOOL bytes, UTF-8, zero padding, value keywords) runs on request.
+// tensor set, dtypes and shapes, placement and padding), reporting the
+// first failure as a `metatensor::error`. It reads only the header, so its
+// cost is O(header) whatever the kinds and sizes of the tensors: the last
+// structural step, the BlobRef checks of §6.4, is deferred per tensor to
+// the first access of that tensor (§8.1 allows this) — its first `records`
+// / `blobs` view, logical value or deep validation — or to
+// `check_all_blob_refs`. A bad BlobRef is thus reported (MT_BLOB_BOUNDS,
+// MT_BLOB_ALIGN, naming the tensor and element) when the tensor is first
+// accessed, never dereferenced. Deep validation (§8.1, §8.3: BOOL bytes,
+// UTF-8, zero padding, value keywords) runs on request.
 //
 // "Logical tensors present" are the physical tensors whose name is a root
 // property of the schema (the primary names, §3.2). Every other physical
@@ -13,8 +19,10 @@
 //
 // Views (§9) are plain values holding addresses into the file image; they
 // are valid while the `file` (or any copy of it: copies share the image) is
-// alive. All bounds are established at open time, so element access checks
-// only the index range. Typed views assume a little-endian host (§9).
+// alive. All bounds are established before a view is handed out, so element
+// access checks only the index range. Typed views assume a little-endian
+// host (§9). A file may be shared by threads: views may be created
+// concurrently (the deferred checks are remembered in atomics).
 //
 // Memory alignment: a file opened from a buffer whose base address is not a
 // multiple of the largest placement alignment R(t) of the file (at least
@@ -23,9 +31,10 @@
 // aligned to their element type.
 //
 // Remote files (§10): `from_header_image` validates a sparse image whose
-// tensor data arrives later, deferring the BlobRef checks to
-// `check_blob_refs`, which the caller runs per tensor before using its
-// BlobRefs (§8.1, §10.7); such an image is never copied.
+// tensor data arrives later; its views never run the BlobRef checks
+// themselves: the caller runs `check_blob_refs` per tensor once its bytes
+// are in, before using its BlobRefs (§8.1, §10.7); such an image is never
+// copied.
 #pragma once
 
 #include <complex>
@@ -58,12 +67,13 @@ namespace metatensor {
 /// image and the compiled schema are shared).
 class file {
  public:
-  /// Maps `path` read-only and validates it. Throws `tensogram::io_error`
-  /// for file-system failures and `metatensor::error` for the first
-  /// violation in §8.2 order.
+  /// Maps `path` read-only and validates its header (§8.2 steps up to
+  /// placement; BlobRefs on first access, see above). Throws
+  /// `tensogram::io_error` for file-system failures and `metatensor::error`
+  /// for the first violation in §8.2 order.
   [[nodiscard]] static file open(const std::filesystem::path& path);
-  /// Validates an in-memory image (copied into an aligned buffer when its
-  /// base address is not aligned, §9).
+  /// Validates an in-memory image like `open` (copied into an aligned
+  /// buffer when its base address is not aligned, §9).
   [[nodiscard]] static file from_buffer(tensogram::buffer image);
   /// Validates the header of a sparse file image (§10.4 step 3, §10.7): an
   /// image of the whole file size whose bytes [0, 8 + N) are present while
@@ -100,22 +110,30 @@ class file {
   [[nodiscard]] const safetensors::tensor_view& primary(std::string_view name) const;
   [[nodiscard]] const safetensors::tensor_view* heap(std::string_view name) const;
 
-  /// Views by kind; `tensogram::invalid_arg_error` for the wrong kind.
+  /// Views by kind; `tensogram::invalid_arg_error` for the wrong kind. The
+  /// first `records` / `blobs` view of a tensor with a heap runs its BlobRef
+  /// checks (O(elements), once; MT_BLOB_BOUNDS / MT_BLOB_ALIGN on failure,
+  /// again at every later access). Not for `from_header_image` files.
   [[nodiscard]] flat_view flat(std::string_view name) const;
   [[nodiscard]] record_view records(std::string_view name) const;
   [[nodiscard]] blob_view blobs(std::string_view name) const;
 
   /// The BlobRef checks of §6.4 (step 8 of §8.2) for one logical tensor:
   /// every BlobRef of its index or records inside its heap, List blobs
-  /// aligned. Throws the `metatensor::error` (MT_BLOB_BOUNDS, MT_BLOB_ALIGN,
-  /// same message) that `open` reports for it; a no-op for tensors without
-  /// a heap; `tensogram::invalid_arg_error` when `logical_name` is not
-  /// present. Needed after `from_header_image` (whose files skip step 8),
-  /// once the tensor's primary and heap bytes are in the image; redundant
-  /// (but harmless) for files opened with `open` / `from_buffer`.
+  /// aligned. Throws `metatensor::error` (MT_BLOB_BOUNDS, MT_BLOB_ALIGN,
+  /// naming the tensor and element); a no-op for tensors without a heap;
+  /// `tensogram::invalid_arg_error` when `logical_name` is not present.
+  /// Needed after `from_header_image` (whose files never run step 8 by
+  /// themselves), once the tensor's primary and heap bytes are in the
+  /// image: there it runs at every call. For files from `open` /
+  /// `from_buffer` it runs once (what the first access would run).
   void check_blob_refs(std::string_view logical_name) const;
+  /// Completes structural validation (§8.1): `check_blob_refs` for every
+  /// logical tensor in name order, the first failure thrown. O(BlobRefs).
+  void check_all_blob_refs() const;
 
-  /// Deep validation (§8.1, §8.3), in this order over the whole file: BOOL
+  /// Deep validation (§8.1, §8.3), after `check_all_blob_refs` (§8.2: the
+  /// BlobRefs precede the deep checks), in this order over the whole file: BOOL
   /// bytes [MT_BOOL], String UTF-8 [MT_UTF8], record padding, heap gaps and
   /// padding tensors all zero [MT_NONZERO_PADDING], then the schema's value
   /// keywords [MT_VALUE, message starts with the JSON Pointer]. Memory stays
@@ -140,5 +158,14 @@ class file {
   explicit file(std::shared_ptr<const state> s) : state_(std::move(s)) {}
   std::shared_ptr<const state> state_;
 };
+
+/// Elements [first, first + count) of any safetensors tensor (a plain
+/// safetensors file's included) in flat C order, each projected as in §8.3
+/// (integers exact, every float dtype decoded, C64 as [re, im], BOOL as
+/// true/false), as one flat JSON array; for dump tools. Throws
+/// `tensogram::invalid_arg_error` when the range exceeds the element count,
+/// MT_BOOL (message "/<name>/<index>: ...") for a BOOL byte other than 0/1.
+[[nodiscard]] nlohmann::json flat_elements(const safetensors::tensor_view& t, std::uint64_t first,
+                                           std::uint64_t count);
 
 }  // namespace metatensor

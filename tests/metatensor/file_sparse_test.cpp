@@ -16,20 +16,15 @@
 #include <tensogram/core/error.hpp>
 #include <vector>
 
-#include "spec_files.hpp"
+#include "worked_file.hpp"
 
 namespace mt = metatensor;
+using metatensor_test::abs_offset;
+using metatensor_test::error_of;
+using metatensor_test::worked_file;
 using mt::errc;
 
 namespace {
-
-// The §6.7 worked example (a String blob tensor, a struct tensor with a
-// String field, both with heaps, and a flat tensor), written by the library.
-std::vector<std::byte> worked_file() {
-  mt::file_builder b(mt::compile_schema_text(metatensor_test::example_schema()));
-  b.set_logical_value(metatensor_test::example_value());
-  return b.serialize();
-}
 
 std::uint64_t header_size(const std::vector<std::byte>& bytes) {
   std::uint64_t n = 0;
@@ -63,22 +58,6 @@ image header_only(const std::vector<std::byte>& bytes, std::size_t misalign = 0)
   image im(bytes.size(), misalign);
   im.write(bytes, 0, static_cast<std::size_t>(header_size(bytes)));
   return im;
-}
-
-// Absolute offset of a physical tensor's first byte, from a validated file.
-std::size_t abs_offset(const mt::file& f, const mt::safetensors::tensor_view& t) {
-  return static_cast<std::size_t>(t.bytes().data() - f.base().image().data());
-}
-
-template <class F>
-std::string error_of(F&& f, errc* kind = nullptr) {
-  try {
-    f();
-  } catch (const mt::error& e) {
-    if (kind != nullptr) *kind = e.kind();
-    return e.what();
-  }
-  return "no error";
 }
 
 }  // namespace
@@ -135,8 +114,8 @@ TEST(FileSparse, BlobRefChecksAreDeferredToCheckBlobRefs) {
   std::memcpy(bytes.data() + ref1, &far, 8);
 
   errc open_kind{};
-  const std::string open_msg =
-      error_of([&] { (void)mt::file::from_buffer(tensogram::buffer::owned(bytes)); }, &open_kind);
+  const std::string open_msg = error_of(
+      [&] { mt::file::from_buffer(tensogram::buffer::owned(bytes)).check_all_blob_refs(); }, &open_kind);
   EXPECT_EQ(open_kind, errc::mt_blob_bounds) << open_msg;
 
   image im(bytes.size());
@@ -165,8 +144,8 @@ TEST(FileSparse, RecordBlobRefsCheckedPerTensor) {
   std::memcpy(bytes.data() + at, &huge, 8);
 
   errc open_kind{};
-  const std::string open_msg =
-      error_of([&] { (void)mt::file::from_buffer(tensogram::buffer::owned(bytes)); }, &open_kind);
+  const std::string open_msg = error_of(
+      [&] { mt::file::from_buffer(tensogram::buffer::owned(bytes)).check_all_blob_refs(); }, &open_kind);
   EXPECT_EQ(open_kind, errc::mt_blob_bounds);
 
   image im(bytes.size());
@@ -231,4 +210,26 @@ TEST(FileSparse, CheckBlobRefsOnOpenedFileAndUnknownName) {
   auto im = header_only(bytes);
   const auto h = mt::file::from_header_image(im.view);
   EXPECT_THROW(h.check_blob_refs(""), tensogram::invalid_arg_error);
+}
+
+TEST(FileSparse, HeaderImageChecksAreNeverRememberedAsPassed) {
+  // A pass on the zeros of a tensor whose bytes have not arrived must not
+  // excuse the bytes that arrive later (files from `open` remember a pass,
+  // header images do not, §8.1).
+  const auto bytes = metatensor_test::worked_file_bad_label();
+  auto im = header_only(bytes);
+  const auto f = mt::file::from_header_image(im.view);
+  EXPECT_NO_THROW(f.check_blob_refs("labels"));  // zeros: empty blobs
+  EXPECT_NO_THROW(f.check_all_blob_refs());
+  for (const auto* t : {&f.primary("labels"), f.heap("labels")}) {
+    const std::size_t b = abs_offset(f, *t);
+    im.write(bytes, b, b + t->bytes().size());
+  }
+  errc kind{};
+  EXPECT_NE(error_of([&] { f.check_blob_refs("labels"); }, &kind).find("\"labels\" element 1"),
+            std::string::npos);
+  EXPECT_EQ(kind, errc::mt_blob_bounds);
+  // Logical values check too (they follow BlobRefs), at every call.
+  EXPECT_NE(error_of([&] { (void)f.logical_value("labels"); }).find("\"labels\" element 1"),
+            std::string::npos);
 }

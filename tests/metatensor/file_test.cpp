@@ -33,6 +33,7 @@ mt::file open_bytes(const std::vector<std::byte>& bytes) {
 std::string verdict(const std::vector<std::byte>& bytes, bool deep = false) {
   try {
     const auto f = open_bytes(bytes);
+    f.check_all_blob_refs();  // open defers step 8 (§8.1)
     if (deep) f.validate_deep();
     return "valid";
   } catch (const mt::error& e) {

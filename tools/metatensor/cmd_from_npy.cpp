@@ -40,7 +40,7 @@ void run_from_npy(const from_npy_args& args, std::ostream& out, std::ostream& er
     if (!names.insert(in.name).second) throw tool_error(path + ": a second input named \"" + in.name + "\"");
     in.file = tensogram::buffer::map_file(path);
     try {
-      in.array = npy::parse(in.file.bytes());
+      in.array = npy::parse(in.file.bytes(), npy::text_dtypes::accept);
     } catch (const npy::npy_error& e) {
       throw tool_error(path + ": " + e.what());
     }

@@ -6,6 +6,13 @@
 // the per-object metadata it kept under `tensogram.messages` is restored;
 // otherwise each object's base metadata is `{"name": <tensor name>}` and the
 // user metadata of the file becomes the message's `_extra_` section.
+//
+// Every safetensors dtype converts. Those with a Tensogram dtype (integers,
+// F16, BF16, F32, F64, C64) map to it; the others (BOOL, F8_*, F4, F6_*)
+// become `uint8` objects of the tensor's raw bytes (shape [byte count]),
+// whose base metadata records the original as `"safetensors": {"dtype":
+// "F8_E4M3", "shape": [...]}` so that `from-tgm` restores dtype, shape and
+// bytes exactly. A file without tensors becomes a message without objects.
 #include <map>
 
 #include <metatensor.hpp>
@@ -73,24 +80,24 @@ void run_to_tgm(const to_tgm_args& args, std::ostream& out, std::ostream& err, b
   tensogram::cli::progress bar("to-tgm", names.size() + 1, show_progress);
   for (const std::string& name : names) {
     const safetensors::tensor_view& t = base.at(name);
+    const std::vector<std::uint64_t> shape(t.shape().begin(), t.shape().end());
     const auto dt = safetensors::to_tensogram(t.type());
-    if (!dt) {
-      throw tool_error("tensor \"" + name + "\" has dtype " + std::string(safetensors::dtype_name(t.type())) +
-                       ", which Tensogram cannot hold");
-    }
+    // No Tensogram dtype: the raw bytes, the original recorded (see above).
+    const std::vector<std::uint64_t> object_shape = dt ? shape : std::vector<std::uint64_t>{t.bytes().size()};
     tensogram::data_object_descriptor d = tensogram::data_object_descriptor::contiguous(
-        *dt, std::vector<std::uint64_t>(t.shape().begin(), t.shape().end()), tensogram::byte_order::little);
+        dt.value_or(tensogram::dtype::uint8), object_shape, tensogram::byte_order::little);
     tensogram::cli::apply_pipeline_flags(args.pipeline, d, "tensor \"" + name + "\"");
     objects.push_back(tensogram::object_input{std::move(d), t.bytes()});
     const auto recorded = bases.find(name);
-    if (recorded != bases.end() && recorded->second.is_object()) {
-      meta.base.push_back(tensogram::cbor::from_json(recorded->second));
-    } else {
-      meta.base.push_back(tensogram::cbor::value::make_map({{"name", tensogram::cbor::value(name)}}));
+    nlohmann::json entry = recorded != bases.end() && recorded->second.is_object()
+                               ? recorded->second
+                               : nlohmann::json{{"name", name}};
+    if (!dt) {
+      entry[std::string(raw_dtype_key)] = {{"dtype", safetensors::dtype_name(t.type())}, {"shape", shape}};
     }
+    meta.base.push_back(tensogram::cbor::from_json(entry));
     bar.advance();
   }
-  if (objects.empty()) throw tool_error(args.input + ": no tensors to convert");
   if (bases.empty()) {
     for (const auto& [k, v] : base.metadata()) {
       if (k.rfind("metatensor.", 0) != 0) meta.extra.set(k, tensogram::cbor::value(v));

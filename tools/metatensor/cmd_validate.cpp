@@ -1,4 +1,11 @@
 // `metatensor validate [--deep] FILE...` (spec 06 §8).
+//
+// Every metatensor file is a safetensors file, so the base layer is checked
+// first (§2 rules 1–10: header length, JSON, dtypes, shapes, contiguous
+// in-bounds data offsets). A file that passes it but has no
+// `metatensor.version` key is a valid plain safetensors file: reported as
+// such ("valid safetensors, no metatensor schema") with its own exit code
+// rather than as MT_NOT_METATENSOR, which would call it invalid.
 #include <nlohmann/json.hpp>
 
 #include <metatensor.hpp>
@@ -7,17 +14,44 @@
 #include "progress.hpp"
 
 namespace metatensor::cli {
+namespace {
+
+// Checks one file; fills "valid", "format" and "error" of `entry`.
+void validate_one(const std::string& path, bool deep, nlohmann::json& entry) {
+  const safetensors::file base = safetensors::file::open(path);  // §2, in full
+  if (base.metadata().count("metatensor.version") == 0) {
+    entry["format"] = "safetensors";
+    entry["level"] = "safetensors";
+    if (deep) {
+      // §8.1's deep checks that apply without a schema: BOOL bytes.
+      for (const auto& t : base.tensors()) {
+        if (t.type() != dtype::boolean) continue;
+        (void)flat_elements(t, 0, t.element_count());
+      }
+      entry["level"] = "safetensors, deep";
+    }
+    entry["valid"] = true;
+    return;
+  }
+  entry["format"] = "metatensor";
+  const metatensor::file f = metatensor::file::open(path);
+  // Structural validation ends with the BlobRefs, which open defers (§8.1).
+  f.check_all_blob_refs();
+  if (deep) f.validate_deep();
+  entry["valid"] = true;
+}
+
+}  // namespace
 
 int run_validate(const validate_args& args, std::ostream& out, bool show_progress) {
   nlohmann::json all = nlohmann::json::array();
   bool all_valid = true;
+  bool any_plain = false;
   tensogram::cli::progress bar("validate", args.files.size(), show_progress && args.files.size() > 1);
   for (const std::string& path : args.files) {
     nlohmann::json entry = {{"file", path}, {"level", args.deep ? "deep" : "structural"}};
     try {
-      const metatensor::file f = metatensor::file::open(path);
-      if (args.deep) f.validate_deep();
-      entry["valid"] = true;
+      validate_one(path, args.deep, entry);
     } catch (const metatensor::error& e) {
       // The spec's error name (§8.2) first, then what and where.
       entry["valid"] = false;
@@ -26,9 +60,15 @@ int run_validate(const validate_args& args, std::ostream& out, bool show_progres
       entry["valid"] = false;
       entry["error"] = {{"code", "IO"}, {"message", e.what()}};
     }
-    all_valid = all_valid && entry["valid"].get<bool>();
+    const bool valid = entry["valid"].get<bool>();
+    const bool plain = valid && entry["format"] == "safetensors";
+    all_valid = all_valid && valid;
+    any_plain = any_plain || plain;
     if (!args.json) {
-      if (entry["valid"].get<bool>()) {
+      if (plain) {
+        out << path << ": valid safetensors, no metatensor schema (" << entry["level"].get<std::string>()
+            << ")\n";
+      } else if (valid) {
         out << path << ": OK (" << entry["level"].get<std::string>() << ")\n";
       } else {
         out << path << ": INVALID: " << entry["error"]["message"].get<std::string>() << '\n';
@@ -39,7 +79,8 @@ int run_validate(const validate_args& args, std::ostream& out, bool show_progres
   }
   bar.finish();
   if (args.json) out << all.dump(2) << '\n';
-  return all_valid ? 0 : 1;
+  if (!all_valid) return exit_invalid;
+  return any_plain ? exit_plain_safetensors : 0;
 }
 
 }  // namespace metatensor::cli

@@ -3,7 +3,9 @@
 //
 // Exit codes, as the `tensogram` tool: 0 success; 1 runtime failure
 // (`error: <message>` on stderr) or a negative verdict (`validate` found an
-// invalid file, `diff` found an incompatible change); 2 usage error.
+// invalid file, `diff` found an incompatible change); 2 usage error; and
+// `validate`'s 3: every file valid, some plain safetensors files without a
+// metatensor schema (metatensor_commands.hpp).
 #include <unistd.h>
 
 #include <cstdlib>
@@ -141,16 +143,30 @@ int main(int argc, char** argv) {
   metatensor::cli::validate_args validate;
   CLI::App* validate_cmd = app.add_subcommand(
       "validate", "Check files against spec 06 §8: structural by default, every value with --deep");
-  validate_cmd->add_option("files", validate.files, "Files to validate")->required()->type_name("FILES");
+  validate_cmd->add_option("files", validate.files, "Metatensor or plain safetensors files")
+      ->required()
+      ->type_name("FILES");
   validate_cmd->add_flag("--deep", validate.deep,
-                         "Deep validation: value keywords of the schema, BOOL bytes, UTF-8, zero padding");
+                         "Deep validation: value keywords of the schema, BOOL bytes, UTF-8, zero padding "
+                         "(plain safetensors files: BOOL bytes)");
   validate_cmd->add_flag("-j,--json", validate.json, "JSON output (an array, one object per file)");
+  validate_cmd->footer(
+      "Each file is first checked as safetensors (spec 06 §2: header, dtypes, shapes, data offsets). One "
+      "without a metatensor.version key is reported as 'valid safetensors, no metatensor schema'.\nExit "
+      "status: 0 every file is a valid metatensor file; 1 some file is invalid (the spec's error name is "
+      "shown); 3 every file is valid but some are plain safetensors files.");
 
   metatensor::cli::dump_args dump;
-  CLI::App* dump_cmd =
-      app.add_subcommand("dump", "Show the header, schema, layout table and the first values of each tensor");
-  dump_cmd->add_option("file", dump.file, "A metatensor file")->required()->type_name("FILE");
-  dump_cmd->add_option("-t,--tensor", dump.tensors, "Only this logical tensor (repeatable)")
+  CLI::App* dump_cmd = app.add_subcommand(
+      "dump",
+      "Show the header, schema, layout table and the first values of each tensor (plain safetensors files: "
+      "metadata and values)");
+  dump_cmd->add_option("file", dump.file, "A metatensor or plain safetensors file")
+      ->required()
+      ->type_name("FILE");
+  dump_cmd
+      ->add_option("-t,--tensor", dump.tensors,
+                   "Only this tensor (logical; physical in a plain file; repeatable)")
       ->type_name("NAME");
   dump_cmd->add_option("-n,--count", dump.count, "Values shown per tensor, 0 for all (default 8)")
       ->type_name("N");
@@ -170,7 +186,9 @@ int main(int argc, char** argv) {
 
   metatensor::cli::from_tgm_args from_tgm;
   CLI::App* from_tgm_cmd = app.add_subcommand(
-      "from-tgm", "Convert a Tensogram file: each object becomes a flat tensor, metadata is kept as JSON");
+      "from-tgm",
+      "Convert a Tensogram file: each object becomes a flat tensor, metadata is kept as JSON; objects to-tgm "
+      "stored as raw bytes get back their safetensors dtype and shape");
   from_tgm_cmd->add_option("input", from_tgm.input, "Input .tgm file")->required()->type_name("IN.tgm");
   from_tgm_cmd->add_option("-o,--output", from_tgm.output, "Output file (replaced atomically)")
       ->required()
@@ -184,7 +202,10 @@ int main(int argc, char** argv) {
 
   metatensor::cli::to_tgm_args to_tgm;
   CLI::App* to_tgm_cmd = app.add_subcommand(
-      "to-tgm", "Convert the flat tensors of a metatensor or safetensors file into one Tensogram message");
+      "to-tgm",
+      "Convert the flat tensors of a metatensor or safetensors file into one Tensogram message (every dtype: "
+      "BOOL, F8_*, F4, F6_* as raw uint8 bytes with the dtype recorded for from-tgm; no tensors: no "
+      "objects)");
   to_tgm_cmd->add_option("input", to_tgm.input, "Input metatensor or safetensors file")
       ->required()
       ->type_name("IN");
@@ -196,7 +217,9 @@ int main(int argc, char** argv) {
 
   metatensor::cli::from_npy_args from_npy;
   CLI::App* from_npy_cmd = app.add_subcommand(
-      "from-npy", "Convert NumPy .npy arrays (one tensor per file; structured dtypes become struct tensors)");
+      "from-npy",
+      "Convert NumPy .npy arrays (one tensor per file; structured dtypes become struct tensors, S<n>/U<n> "
+      "text arrays string tensors)");
   from_npy_cmd->add_option("inputs", from_npy.inputs, "Input .npy files; the file stem names the tensor")
       ->required()
       ->type_name("IN.npy");

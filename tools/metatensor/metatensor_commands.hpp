@@ -11,11 +11,23 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pipeline_flags.hpp"
 
 namespace metatensor::cli {
+
+/// Exit codes beyond 0 (success) and 2 (usage error, main.cpp): 1 for a
+/// runtime failure or a negative verdict, and `validate`'s 3 for "every file
+/// is valid, but some are plain safetensors files without a metatensor
+/// schema" (their base layer, safetensors rules 1-10, passed).
+inline constexpr int exit_invalid = 1;
+inline constexpr int exit_plain_safetensors = 3;
+
+/// The base-metadata key under which `to-tgm` records the safetensors dtype
+/// and shape of a tensor stored as raw bytes, read back by `from-tgm`.
+inline constexpr std::string_view raw_dtype_key = "safetensors";
 
 /// `info FILE...`: format, alignment, logical and physical tensors.
 struct info_args {
@@ -25,7 +37,9 @@ struct info_args {
 void run_info(const info_args& args, std::ostream& out);
 
 /// `validate [--deep] FILE...`: structural (default) or deep validation
-/// (spec 06 §8.1). Returns 0 when every file is valid, 1 otherwise.
+/// (spec 06 §8.1). Returns 0 when every file is a valid metatensor file,
+/// `exit_invalid` when any is invalid, else `exit_plain_safetensors` when
+/// some are valid plain safetensors files.
 struct validate_args {
   std::vector<std::string> files;
   bool deep = false;

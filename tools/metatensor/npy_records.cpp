@@ -164,14 +164,29 @@ void fill_record(record_writer& w, std::size_t r, const std::vector<npy::field>&
 }  // namespace
 
 nlohmann::json npy_tensor_schema(const npy::array& a) {
-  nlohmann::json node = a.hdr.fields.empty() ? scalar_schema(scalar_of(a.hdr.descr, "dtype").type)
-                                             : record_schema(a.hdr.fields, "dtype");
+  nlohmann::json node;
+  if (a.element.text != 0) {
+    node = {{"type", "string"}, {"TypeDef:String", true}};  // a blob tensor (spec 06 §5.1)
+  } else {
+    node = a.hdr.fields.empty() ? scalar_schema(scalar_of(a.hdr.descr, "dtype").type)
+                                : record_schema(a.hdr.fields, "dtype");
+  }
   for (std::size_t i = 0; i < a.hdr.shape.size(); ++i) node = {{"type", "array"}, {"items", std::move(node)}};
   return node;
 }
 
 void add_npy_tensor(file_builder& builder, const std::string& name, const npy::array& a,
                     std::span<const std::byte> data) {
+  if (a.element.text != 0) {
+    // One String per element, its text as `text_of` reads a text field.
+    const std::size_t width = a.element.itemsize;
+    std::vector<std::string> values(data.size() / width);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      values[i] = text_of(a.hdr.descr, data.subspan(i * width, width), name + "[" + std::to_string(i) + "]");
+    }
+    builder.set_strings(name, a.hdr.shape, values);
+    return;
+  }
   if (a.hdr.fields.empty()) {
     const scalar_field s = scalar_of(a.hdr.descr, name);
     if (!s.swap) {

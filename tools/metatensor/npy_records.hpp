@@ -1,8 +1,10 @@
 // NumPy .npy arrays as metatensor tensors (`metatensor from-npy`): the schema
 // a .npy dtype implies and the conversion of its bytes (spec 06 §4.4, §5).
 //
-// A plain dtype becomes a flat tensor; a structured dtype becomes a struct
-// tensor whose fields follow the NumPy field order. Record layouts differ
+// A plain numeric dtype becomes a flat tensor; a plain text dtype (`S<n>`
+// bytes up to the first NUL, which must be UTF-8, or `U<n>` UTF-32 with
+// trailing NULs cut, as NumPy reads them) a String blob tensor; a structured
+// dtype becomes a struct tensor whose fields follow the NumPy field order. Record layouts differ
 // (NumPy packs fields unless the dtype was created with align=True, and then
 // writes the padding as unnamed fields; metatensor always uses the C rule of
 // §6.2), so records are rebuilt field by field rather than copied.

@@ -322,7 +322,7 @@ element_type parse_descr(std::string_view descr) {
   return t;
 }
 
-array parse(std::span<const std::byte> file) {
+array parse(std::span<const std::byte> file, text_dtypes text_mode) {
   // Preamble: magic (6), version (2), header length (2 for v1, 4 for v2/v3).
   if (file.size() < magic.size() ||
       !std::equal(magic.begin(), magic.end(), file.begin(),
@@ -353,7 +353,15 @@ array parse(std::span<const std::byte> file) {
   // ASCII alone, which every supported dtype and key is written in.
   const std::string_view text(reinterpret_cast<const char*>(file.data() + preamble), header_len);
   a.hdr = parse_header_text(text);
-  if (a.hdr.fields.empty()) {
+  std::string_view bare = a.hdr.descr;
+  if (!bare.empty() && (bare[0] == '<' || bare[0] == '>' || bare[0] == '|' || bare[0] == '='))
+    bare.remove_prefix(1);
+  if (a.hdr.fields.empty() && text_mode == text_dtypes::accept && !bare.empty() &&
+      (bare[0] == 'S' || bare[0] == 'U')) {
+    // Fixed-width text: raw `itemsize`-byte elements (size at least 1).
+    a.element.itemsize = static_cast<std::size_t>(field_descr_size(a.hdr.descr));
+    a.element.text = bare[0];
+  } else if (a.hdr.fields.empty()) {
     a.element = parse_descr(a.hdr.descr);
   } else {
     // A structured record: raw bytes, `itemsize` per element.

@@ -83,6 +83,9 @@ struct element_type {
   std::size_t itemsize = 1;
   /// `|b1`: stored as uint8 0/1 (Tensogram has no boolean dtype).
   bool is_bool = false;
+  /// 'S' (bytes) or 'U' (UTF-32) for fixed-width text, whose `itemsize` is
+  /// the width in bytes; only from `parse(file, text_dtypes::accept)`.
+  char text = 0;
 };
 
 /// Maps a `descr` string: `<f2 <f4 <f8 <c8 <c16 |i1 <i2 <i4 <i8 |u1 <u2 <u4
@@ -106,8 +109,12 @@ struct array {
   std::span<const std::byte> data;
 };
 
+/// Whether `parse` accepts a plain `S<n>` / `U<n>` text dtype (as
+/// `element.text`); the Tensogram tool has no use for text and refuses it.
+enum class text_dtypes { refuse, accept };
+
 /// Parses a whole .npy file held in `file`.
-[[nodiscard]] array parse(std::span<const std::byte> file);
+[[nodiscard]] array parse(std::span<const std::byte> file, text_dtypes text_mode = text_dtypes::refuse);
 
 /// Reorders the elements of a Fortran-order (column-major) array into C
 /// order (row-major), moving whole `itemsize`-byte elements.

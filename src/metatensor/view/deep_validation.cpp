@@ -258,6 +258,7 @@ void check_heap_gaps(const tensor_access& a) {
 }  // namespace
 
 void file::validate_deep() const {
+  check_all_blob_refs();  // §8.2: the structural BlobRef checks come first
   const auto names = tensor_names();
   // Passes 1 and 2.
   for (const scan mode : {scan::bools, scan::utf8}) {

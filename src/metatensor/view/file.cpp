@@ -10,13 +10,18 @@
 //   5. tensor set (§3.2);
 //   6. dtypes and shapes (§5.1);
 //   7. padding tensors (§3.3), header length (§3.4), placement (§6.6);
-//   8. BlobRefs (§6.4).
-// Tensor data is read only in step 8, and only the BlobRefs themselves;
-// `from_header_image` skips it and `file::check_blob_refs` runs it per tensor
-// once the tensor's bytes have arrived (§8.1, §10.7).
+//   8. BlobRefs (§6.4), deferred: never at open.
+// Opening reads only the header, so it costs O(header) whatever the kinds
+// and sizes of the tensors (§8.1 lets a reader defer the BlobRef checks of
+// a tensor until it is first accessed). Step 8 runs per tensor: for files
+// from `open` / `from_buffer`, automatically and once, before the first
+// view or logical value of that tensor hands out a BlobRef; for
+// `from_header_image` files, when the caller runs `file::check_blob_refs`
+// once the tensor's bytes have arrived (§10.7).
 #include "metatensor/file.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <optional>
 #include <string>
@@ -110,6 +115,10 @@ struct file::state {
     const safetensors::tensor_view* heap = nullptr;
     std::vector<std::uint64_t> dims;
     std::uint64_t count = 0;  // product(dims)
+    // Step 8 passed for this tensor (files that check on first access).
+    // Threads racing on a first access may each run the (read-only) check;
+    // a failure leaves it false, so every access reports the error again.
+    mutable std::atomic<bool> blob_refs_ok{false};
   };
 
   explicit state(safetensors::file b) : base(std::move(b)) {}
@@ -120,6 +129,10 @@ struct file::state {
   compiled_schema schema;
   nlohmann::json layout_table;
   std::map<std::string, logical, std::less<>> tensors;
+  // Run step 8 on first access (open / from_buffer). False for header
+  // images, whose tensor bytes arrive later: a pass on not-yet-written
+  // (zero) bytes must not be remembered.
+  bool checks_on_access = false;
 
   [[nodiscard]] const logical& at(std::string_view name) const {
     const auto it = tensors.find(name);
@@ -428,15 +441,20 @@ void check_tensor_blob_refs(const std::string& name, const state::logical& lt) {
   }
 }
 
-// Step 8 for the whole file, in name order (the order of every other pass).
-void check_all_blob_refs(const state& s) {
-  for (const auto& [name, lt] : s.tensors) check_tensor_blob_refs(name, lt);
+// Step 8 for one tensor, remembered when the file checks on access.
+void require_blob_refs(const state& s, const std::string& name, const state::logical& lt) {
+  if (lt.heap == nullptr) return;
+  if (!s.checks_on_access) {
+    check_tensor_blob_refs(name, lt);
+    return;
+  }
+  if (lt.blob_refs_ok.load(std::memory_order_acquire)) return;
+  check_tensor_blob_refs(name, lt);
+  lt.blob_refs_ok.store(true, std::memory_order_release);
 }
 
-// Which of the §8.2 steps `validate` runs.
-enum class blob_refs { check, defer };
-
-std::shared_ptr<state> validate(tensogram::buffer image, blob_refs refs) {
+// Steps 1-7 of §8.2: everything that reads only the header.
+std::shared_ptr<state> validate(tensogram::buffer image) {
   auto s = std::make_shared<state>(safetensors::file::from_buffer(std::move(image)));  // step 1
   auto keys = check_keys(s->base);                                                     // step 2
   s->alignment = keys.alignment;
@@ -452,10 +470,9 @@ std::shared_ptr<state> validate(tensogram::buffer image, blob_refs refs) {
   }
   check_layout_table(*s, keys.layout);  // step 4
   s->layout_table = std::move(keys.layout);
-  check_tensor_set(*s);                                   // step 5
-  check_dtypes_and_shapes(*s);                            // step 6
-  check_placement(*s);                                    // step 7
-  if (refs == blob_refs::check) check_all_blob_refs(*s);  // step 8
+  check_tensor_set(*s);         // step 5
+  check_dtypes_and_shapes(*s);  // step 6
+  check_placement(*s);          // step 7
   return s;
 }
 
@@ -479,19 +496,20 @@ tensogram::buffer aligned_copy(const tensogram::buffer& image, std::uint64_t a) 
 // Opening.
 
 file file::from_buffer(tensogram::buffer image) {
-  auto s = validate(image, blob_refs::check);
+  auto s = validate(image);
   if (!aligned(image, s->memory_alignment)) {
     // Views promise element alignment (§9): revalidate an aligned copy (its
     // bytes are identical, so it cannot fail differently).
-    s = validate(aligned_copy(image, s->memory_alignment), blob_refs::check);
+    s = validate(aligned_copy(image, s->memory_alignment));
   }
+  s->checks_on_access = true;  // step 8 (§8.1: deferred to first access)
   return file(std::move(s));
 }
 
 file file::from_header_image(tensogram::buffer image) {
   // Everything of §8.2 that reads only the header (§10.4 step 3); the
   // BlobRefs wait for their tensors (check_blob_refs, §8.1, §10.7).
-  auto s = validate(image, blob_refs::defer);
+  auto s = validate(image);
   if (!aligned(image, s->memory_alignment)) {
     // The caller writes tensor bytes into this very memory later, so a
     // copy (what from_buffer does, §9) would leave the views on stale bytes.
@@ -509,7 +527,11 @@ void file::check_blob_refs(std::string_view logical_name) const {
   if (it == state_->tensors.end()) {
     throw tensogram::invalid_arg_error("no logical tensor named " + detail::quoted(logical_name));
   }
-  check_tensor_blob_refs(it->first, it->second);
+  require_blob_refs(*state_, it->first, it->second);
+}
+
+void file::check_all_blob_refs() const {
+  for (const auto& [name, lt] : state_->tensors) require_blob_refs(*state_, name, lt);
 }
 
 file file::open(const std::filesystem::path& path) {
@@ -592,6 +614,7 @@ record_view file::records(std::string_view name) const {
     throw tensogram::invalid_arg_error("tensor " + detail::quoted(name) + " is a " +
                                        std::string(kind_name(lt.layout->kind)) + " tensor, not struct");
   }
+  if (state_->checks_on_access) require_blob_refs(*state_, lt.layout->name, lt);
   record_view v;
   v.name_ = &lt.layout->name;
   v.record_ = lt.layout->record.get();
@@ -608,6 +631,7 @@ blob_view file::blobs(std::string_view name) const {
     throw tensogram::invalid_arg_error("tensor " + detail::quoted(name) + " is a " +
                                        std::string(kind_name(lt.layout->kind)) + " tensor, not blob");
   }
+  if (state_->checks_on_access) require_blob_refs(*state_, lt.layout->name, lt);
   blob_view v;
   v.name_ = &lt.layout->name;
   v.item_ = &lt.layout->item;

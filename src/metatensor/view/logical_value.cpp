@@ -131,8 +131,6 @@ json project_scalar(dtype t, const std::byte* p) {
   return json();
 }
 
-namespace {
-
 // Element `i` of a flat tensor. Sub-byte elements are packed LSB first: F4
 // element 2k is the low nibble of byte k; F6 element i occupies bits
 // [6i, 6i + 6) of the little-endian bit stream.
@@ -152,8 +150,6 @@ json project_flat_element(dtype t, std::span<const std::byte> bytes, std::uint64
   const auto size = static_cast<std::uint64_t>(safetensors::dtype_bits(t) / 8);
   return project_scalar(t, bytes.data() + i * size);
 }
-
-}  // namespace
 
 // ---------------------------------------------------------------------------
 // Projection of record and List types (§8.3).
@@ -239,6 +235,8 @@ json project_type(const type_layout& t, const std::byte* p, std::span<const std:
 tensor_access::tensor_access(const file& f, const std::string& name)
     : layout(&f.layout(name)), dims(f.dims(name)), count(element_count(dims)), data(f.primary(name).bytes()) {
   if (const auto* h = f.heap(name)) heap = h->bytes();
+  // The deferred BlobRef checks (§8.1) before any BlobRef is followed.
+  f.check_blob_refs(name);
 }
 
 std::uint64_t tensor_access::element_size() const {
@@ -311,6 +309,25 @@ json file::logical_elements(std::string_view name, std::uint64_t first, std::uin
     } catch (deep_failure& e) {
       e.pointer = detail::index_pointer(a.dims, i) + e.pointer;
       detail::rethrow_as_error(e, n);
+    }
+  }
+  return out;
+}
+
+json flat_elements(const safetensors::tensor_view& t, std::uint64_t first, std::uint64_t count) {
+  const std::uint64_t total = t.element_count();
+  if (first > total || count > total - first) {
+    throw tensogram::invalid_arg_error("tensor \"" + t.name() + "\": elements [" + std::to_string(first) +
+                                       ", +" + std::to_string(count) + ") exceed its " +
+                                       std::to_string(total) + " elements");
+  }
+  json out = json::array();
+  for (std::uint64_t i = first; i < first + count; ++i) {
+    try {
+      out.push_back(detail::project_flat_element(t.type(), t.bytes(), i));
+    } catch (deep_failure& e) {
+      e.pointer = detail::index_pointer(t.shape(), i) + e.pointer;
+      detail::rethrow_as_error(e, t.name());
     }
   }
   return out;

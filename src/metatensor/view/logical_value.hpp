@@ -47,6 +47,9 @@ template <class T>
 /// One scalar of a byte-sized dtype at `p` (§8.3); deep_failure MT_BOOL for
 /// a BOOL byte other than 0/1.
 [[nodiscard]] nlohmann::json project_scalar(dtype t, const std::byte* p);
+/// Element `i` of a flat tensor of dtype `t` over `bytes` (sub-byte dtypes
+/// packed LSB first); deep_failure MT_BOOL as `project_scalar`.
+[[nodiscard]] nlohmann::json project_flat_element(dtype t, std::span<const std::byte> bytes, std::uint64_t i);
 /// A String blob as text; deep_failure MT_UTF8 when it is not UTF-8.
 [[nodiscard]] std::string_view checked_text(std::span<const std::byte> blob);
 
