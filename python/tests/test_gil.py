@@ -80,13 +80,14 @@ RATE_WITH_GIL_RELEASED = 2_000_000  # spinner steps per second
 
 def test_the_progress_probe_detects_a_held_gil():
     # Control: sum() over a range is one C call that keeps the GIL for about
-    # a quarter of a second. The spinner can still run at the switch points
+    # three quarters of a second. The spinner can still run at the switch points
     # just before and after it (one switch interval each, longer when the OS
     # keeps the main thread off a busy core); a long call keeps those few
-    # steps small against the rate of a released GIL. Lowest of three runs.
+    # steps small against the rate of a released GIL (a quarter second was
+    # not long enough when compilers kept both cores busy). Lowest of three.
     rates = []
     for _ in range(3):
-        during, elapsed = progress_during(lambda: sum(range(20_000_000)))
+        during, elapsed = progress_during(lambda: sum(range(60_000_000)))
         rates.append(during / elapsed)
     assert min(rates) < RATE_WITH_GIL_RELEASED / 4, rates
 
