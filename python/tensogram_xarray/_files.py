@@ -15,37 +15,16 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
+from tensogram._naming import is_remote, normalize_source, open_source
+
+__all__ = ["clear_file_cache", "get_file", "is_remote", "normalize_source", "open_file"]
+
 # Upper bound on cached handles per process; the least recently used handle
 # is dropped first (its file is closed when the object is collected).
 _MAX_CACHED_FILES = 32
 
 _cache: "OrderedDict[tuple, Any]" = OrderedDict()
 _cache_lock = threading.Lock()
-
-
-def is_remote(source: str) -> bool:
-    """Return True when *source* is a remote URL the module opens remotely.
-
-    Delegates to ``tensogram.is_remote_url`` (spec 04 B.5), the single source
-    of truth for which schemes are remote.
-    """
-    import tensogram
-
-    return bool(tensogram.is_remote_url(source))
-
-
-def normalize_source(source: Any) -> str:
-    """Turn a path-like *source* into the string stored in backend arrays.
-
-    Local paths are made absolute so that a pickled array still finds the
-    file from a worker whose current directory differs.
-    """
-    text = os.fspath(source)
-    if isinstance(text, bytes):
-        text = os.fsdecode(text)
-    if is_remote(text):
-        return text
-    return os.path.abspath(text)
 
 
 def _options_key(storage_options: dict | None) -> tuple:
@@ -66,17 +45,10 @@ def _local_stamp(source: str) -> tuple:
 def open_file(source: str, storage_options: dict | None = None) -> Any:
     """Open *source* with the ``tensogram`` module (no caching).
 
-    Remote URLs go through ``TensogramFile.open_remote`` so that
-    ``storage_options`` reach the object store; local paths use
-    ``TensogramFile.open`` (spec 04 B.6, E.3).  Tests replace this function
-    to observe which module calls the engine makes.
+    Tests replace this function to observe which module calls the engine
+    makes.
     """
-    import tensogram
-
-    if is_remote(source):
-        options = {str(k): str(v) for k, v in (storage_options or {}).items()}
-        return tensogram.TensogramFile.open_remote(source, options)
-    return tensogram.TensogramFile.open(source)
+    return open_source(source, storage_options)
 
 
 def get_file(source: str, storage_options: dict | None = None) -> Any:

@@ -19,34 +19,11 @@ import numpy as np
 from xarray.backends import BackendArray
 from xarray.core import indexing
 
+from tensogram._naming import decoded_shape, numpy_dtype, supports_range_decode
+
 from . import _files
-from .mapping import decoded_shape, numpy_dtype
 
-# Codecs for which the module serves partial reads (spec 04 E.1; B.5).  zfp
-# only qualifies in fixed-rate mode, checked separately.
-_RANGE_CODECS = frozenset({"none", "szip", "blosc2"})
-
-
-def supports_range_decode(descriptor: Any) -> bool:
-    """Return True when *descriptor*'s pipeline allows ``decode_range``.
-
-    Spec 04 E.1: the filter is not ``shuffle`` and the compression is
-    ``none``, ``szip``, ``blosc2``, or ``zfp`` with
-    ``zfp_mode == "fixed_rate"``.  Bitmask objects decode to packed bytes
-    (B.4), whose byte positions are not element positions, so they always
-    take the full-decode path.
-    """
-    if str(descriptor.dtype) == "bitmask":
-        return False
-    if str(descriptor.filter) == "shuffle":
-        return False
-    codec = str(descriptor.compression)
-    if codec in _RANGE_CODECS:
-        return True
-    if codec == "zfp":
-        params = descriptor.params or {}
-        return params.get("zfp_mode") == "fixed_rate"
-    return False
+__all__ = ["StackedBackendArray", "TensogramBackendArray", "flat_runs", "supports_range_decode"]
 
 
 def _selection_ranges(key: tuple, shape: Sequence[int]) -> tuple[list[range], list[bool]]:

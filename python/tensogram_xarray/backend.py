@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-import operator
 import os
 from typing import Any, Iterable, Sequence
 
@@ -16,59 +15,24 @@ import xarray as xr
 from xarray.backends import BackendEntrypoint
 from xarray.core import indexing
 
-from . import _files
-from .array import TensogramBackendArray
-from .mapping import (
-    check_dim_names_argument,
-    coordinate_name,
-    decoded_shape,
-    extra_metadata,
-    per_object_metadata,
-    rename_clashing_generic_dims,
-    resolve_dims,
-    unique_name,
-    variable_name,
-    without_dim_names,
+from tensogram._naming import (
+    WIRE_VERSION_ATTR,
+    check_message_index,
+    message_attrs,
+    plan_message,
+    wire_version,
 )
 
-WIRE_VERSION_ATTR = "tensogram_wire_version"
+from . import _files
+from .array import TensogramBackendArray
 
-
-def wire_version(metadata: Any) -> int:
-    """Wire version for the dataset attribute (3 for every v0.24 message)."""
-    version = getattr(metadata, "version", None)
-    if version is None:
-        import tensogram
-
-        version = tensogram.WIRE_VERSION
-    return int(version)
+__all__ = ["TensogramBackendEntrypoint", "WIRE_VERSION_ATTR", "check_message_index", "open_message_dataset",
+           "wire_version"]
 
 
 def message_count(handle: Any) -> int:
     """Number of messages in an open ``TensogramFile``."""
     return len(handle)
-
-
-def check_message_index(message_index: Any, count: int, source: str) -> int:
-    """Validate *message_index* against the file's message count.
-
-    Raises TypeError for a non-integer and IndexError (naming the index and
-    the count) when it is outside ``0 .. count-1``.
-    """
-    if isinstance(message_index, bool):
-        raise TypeError("message_index must be an integer, got bool")
-    try:
-        message_index = operator.index(message_index)
-    except TypeError:
-        raise TypeError(
-            f"message_index must be an integer, got {type(message_index).__name__}"
-        ) from None
-    if not 0 <= message_index < count:
-        raise IndexError(
-            f"message_index {message_index} is out of range: {source!r} holds {count} "
-            f"message(s) (valid indices 0..{count - 1})"
-        )
-    return message_index
 
 
 def open_message_dataset(
@@ -93,70 +57,33 @@ def open_message_dataset(
     # Only metadata and descriptors: no payload is decoded here (E.1 "Lazy").
     info = handle.file_decode_descriptors(index)
     metadata = info["metadata"]
-    descriptors = list(info["descriptors"])
-    extra = extra_metadata(metadata)
-    dropped = set(drop_variables or ())
+    plans = plan_message(
+        metadata,
+        list(info["descriptors"]),
+        variable_key=variable_key,
+        dim_names=dim_names,
+        drop=drop_variables or (),
+    )
 
-    def backend_array(obj_index: int, descriptor: Any) -> TensogramBackendArray:
-        """Lazy array for one object of this message (nothing decoded)."""
-        return TensogramBackendArray.for_descriptor(
+    coords: dict[str, xr.Variable] = {}
+    data_vars: dict[str, xr.Variable] = {}
+    for plan in plans:
+        array = TensogramBackendArray.for_descriptor(
             path,
             index,
-            obj_index,
-            descriptor,
+            plan.obj_index,
+            plan.descriptor,
             range_threshold=range_threshold,
             verify_hash=verify_hash,
             storage_options=storage_options,
         )
-
-    metas = [per_object_metadata(metadata, d, i) for i, d in enumerate(descriptors)]
-
-    # Coordinates: 1-D objects named like a coordinate (first one wins).
-    coords: dict[str, xr.Variable] = {}
-    coord_objects: set[int] = set()
-    for i, (desc, meta) in enumerate(zip(descriptors, metas)):
-        cname = coordinate_name(meta)
-        shape = decoded_shape(desc)
-        if cname is None or len(shape) != 1 or cname in coords:
-            continue
-        coord_objects.add(i)
-        if cname in dropped:
-            continue
-        data = indexing.LazilyIndexedArray(backend_array(i, desc))
-        coords[cname] = xr.Variable((cname,), data, without_dim_names(meta))
-
-    coord_sizes = {name: var.shape[0] for name, var in coords.items()}
-
-    # Data variables: names, then dims, then clash renaming across them.
-    taken: set[str] = set(coords)
-    plans = []
-    for i, (desc, meta) in enumerate(zip(descriptors, metas)):
-        if i in coord_objects:
-            continue
-        name = unique_name(variable_name(i, meta, variable_key), taken)
-        if name in dropped:
-            continue
-        shape = decoded_shape(desc)
-        given = check_dim_names_argument(dim_names, len(shape), f"object {i} ({name!r}, shape {list(shape)})")
-        if given is not None:
-            dims = [(n, False) for n in given]
+        variable = xr.Variable(plan.dims, indexing.LazilyIndexedArray(array), plan.attrs)
+        if plan.coordinate:
+            coords[plan.name] = variable
         else:
-            dims = resolve_dims(shape, coord_sizes, meta, extra)
-        plans.append((i, shape, dims, name, desc, meta))
-
-    final_dims = rename_clashing_generic_dims([(p[0], p[1], p[2]) for p in plans], coord_sizes)
-    data_vars: dict[str, xr.Variable] = {}
-    for (i, _shape, _dims, name, desc, meta), dims in zip(plans, final_dims):
-        data = indexing.LazilyIndexedArray(backend_array(i, desc))
-        variable = xr.Variable(dims, data, without_dim_names(meta))
-        variable.encoding.update(
-            {"tensogram_message_index": index, "tensogram_object_index": i}
-        )
-        data_vars[name] = variable
-
-    attrs = without_dim_names(extra)
-    attrs[WIRE_VERSION_ATTR] = wire_version(metadata)
-    return xr.Dataset(data_vars, coords=coords, attrs=attrs)
+            variable.encoding.update({"tensogram_message_index": index, "tensogram_object_index": plan.obj_index})
+            data_vars[plan.name] = variable
+    return xr.Dataset(data_vars, coords=coords, attrs=message_attrs(metadata))
 
 
 class TensogramBackendEntrypoint(BackendEntrypoint):

@@ -37,10 +37,8 @@ import numpy as np
 import xarray as xr
 from xarray.core import indexing
 
-from . import _files
-from .array import StackedBackendArray, TensogramBackendArray
-from .backend import WIRE_VERSION_ATTR, wire_version
-from .mapping import (
+from tensogram._naming import (
+    WIRE_VERSION_ATTR,
     base_entry,
     check_dim_names_argument,
     coordinate_name,
@@ -53,7 +51,11 @@ from .mapping import (
     unique_name,
     variable_name,
     without_dim_names,
+    wire_version,
 )
+
+from . import _files
+from .array import StackedBackendArray, TensogramBackendArray
 
 _MISSING = ("__missing__",)
 

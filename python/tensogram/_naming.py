@@ -1,14 +1,20 @@
-"""Metadata → xarray naming rules of the ``tensogram`` engine (spec 04 E.1).
+"""How the messages of a ``.tgm`` file are laid out as named arrays.
 
-Covers per-object metadata, coordinate detection, variable names, dimension
-names (including the ``obj_<i>_dim_<axis>`` clash renaming) and the numpy
-dtype of decoded objects.
+One copy of the rules shared by the xarray engine (``tensogram_xarray``) and
+the Zarr store (``tensogram.zarr``): opening a source, per-object metadata,
+coordinate detection, variable names, dimension names (including the
+``obj_<i>_dim_<axis>`` clash renaming), the numpy dtype of decoded objects,
+and which pipelines allow partial reads.  Pure Python, no xarray or zarr
+import, so either front end works without the other installed.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Sequence
+import operator
+import os
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -16,7 +22,7 @@ RESERVED_KEY = "_reserved_"
 DIM_NAMES_KEY = "dim_names"
 
 # Names (compared case-insensitively) that mark an object as a coordinate,
-# mapped to the coordinate's name (spec 04 E.1).
+# mapped to the coordinate's name.
 COORDINATE_NAMES: dict[str, str] = {
     "lat": "latitude",
     "latitude": "latitude",
@@ -44,7 +50,7 @@ VARIABLE_NAME_KEYS = ("name", "mars.param", "param", "mars.shortName", "shortNam
 
 def _bfloat16_dtype() -> np.dtype:
     try:
-        import ml_dtypes  # optional, as in the module itself (spec 04 B.4)
+        import ml_dtypes  # optional, as in the module itself
 
         return np.dtype(ml_dtypes.bfloat16)
     except ImportError:
@@ -52,7 +58,7 @@ def _bfloat16_dtype() -> np.dtype:
 
 
 def numpy_dtype(descriptor: Any) -> np.dtype:
-    """Numpy dtype of an object as the module decodes it (spec 04 B.4).
+    """Numpy dtype of an object as the module decodes it.
 
     ``simple_packing`` always decodes to float64; ``bitmask`` to uint8 bytes;
     ``bfloat16`` to ``ml_dtypes.bfloat16`` when available, else uint16.
@@ -70,7 +76,7 @@ def numpy_dtype(descriptor: Any) -> np.dtype:
 def decoded_shape(descriptor: Any) -> tuple[int, ...]:
     """Shape of the decoded array: the descriptor's shape, except bitmasks.
 
-    A bitmask decodes to its flat packed bytes (spec 04 B.4), i.e.
+    A bitmask decodes to its flat packed bytes, i.e.
     ``ceil(bits / 8)`` uint8 values.
     """
     shape = tuple(int(n) for n in descriptor.shape)
@@ -147,7 +153,7 @@ def base_entry(metadata: Any, obj_index: int) -> dict[str, Any]:
 
 
 def per_object_metadata(metadata: Any, descriptor: Any, obj_index: int) -> dict[str, Any]:
-    """Per-object metadata of spec 04 E.1.
+    """Per-object metadata of the xarray engine.
 
     ``base[i]`` minus ``_reserved_``, with the descriptor's parameters
     filling keys that are absent.
@@ -188,7 +194,7 @@ def coordinate_name(meta: Mapping[str, Any]) -> str | None:
 
 
 def variable_name(obj_index: int, meta: Mapping[str, Any], variable_key: str | None) -> str:
-    """Variable name of object *obj_index* (spec 04 E.1).
+    """Variable name of object *obj_index*.
 
     The value at ``variable_key`` if given and present, else the first
     present of ``name``, ``mars.param``, ``param``, ``mars.shortName``,
@@ -205,7 +211,7 @@ def variable_name(obj_index: int, meta: Mapping[str, Any], variable_key: str | N
 
 def unique_name(name: str, taken: set[str]) -> str:
     """*name*, or ``name_1``, ``name_2``… if already taken (same rule as the
-    Zarr store, spec 04 E.2); the chosen name is added to *taken*."""
+    Zarr store); the chosen name is added to *taken*."""
     candidate = name
     counter = 1
     while candidate in taken:
@@ -272,7 +278,7 @@ def resolve_dims(
 ) -> list[tuple[str, bool]]:
     """Dimension names of one data object, without the ``dim_names`` argument.
 
-    Per axis, the first rule that applies (spec 04 E.1):
+    Per axis, the first rule that applies:
 
     1. a coordinate whose length equals the axis length (each coordinate is
        used for one axis at most);
@@ -322,7 +328,7 @@ def rename_clashing_generic_dims(
     *plans* holds ``(obj_index, shape, [(name, generic), ...])`` per data
     variable; *fixed_sizes* the sizes of coordinate dimensions.  A name
     claimed with two or more different sizes is a clash; each generic use of
-    such a name becomes ``obj_<i>_dim_<axis>`` (spec 04 E.1).  Other names are
+    such a name becomes ``obj_<i>_dim_<axis>``.  Other names are
     never renamed (a clash among them is the user's to resolve and xarray
     reports it).
     """
@@ -341,3 +347,190 @@ def rename_clashing_generic_dims(
         )
     return result
 
+
+
+# ---------------------------------------------------------------------------
+# Sources, messages and partial reads
+# ---------------------------------------------------------------------------
+
+WIRE_VERSION_ATTR = "tensogram_wire_version"
+
+# Codecs for which the module serves partial reads; zfp only qualifies in
+# fixed-rate mode, checked separately.
+_RANGE_CODECS = frozenset({"none", "szip", "blosc2"})
+
+
+def is_remote(source: str) -> bool:
+    """Return True when *source* is a remote URL the module opens remotely
+    (``tensogram.is_remote_url``, the single source of truth for which
+    schemes are remote)."""
+    import tensogram
+
+    return bool(tensogram.is_remote_url(source))
+
+
+def normalize_source(source: Any) -> str:
+    """Turn a path-like *source* into a string that still names the same file
+    from another process or working directory: local paths are made
+    absolute, remote URLs are kept as they are."""
+    text = os.fspath(source)
+    if isinstance(text, bytes):
+        text = os.fsdecode(text)
+    if is_remote(text):
+        return text
+    return os.path.abspath(text)
+
+
+def open_source(source: str, storage_options: Mapping[str, Any] | None = None) -> Any:
+    """Open *source* with the ``tensogram`` module.
+
+    Remote URLs go through ``TensogramFile.open_remote`` so that
+    ``storage_options`` reach the object store; local paths use
+    ``TensogramFile.open``.
+    """
+    import tensogram
+
+    if is_remote(source):
+        options = {str(k): str(v) for k, v in (storage_options or {}).items()}
+        return tensogram.TensogramFile.open_remote(source, options)
+    return tensogram.TensogramFile.open(source)
+
+
+def check_message_index(message_index: Any, count: int, source: str) -> int:
+    """Validate *message_index* against the file's message count.
+
+    Raises TypeError for a non-integer and IndexError (naming the index and
+    the count) when it is outside ``0 .. count-1``.
+    """
+    if isinstance(message_index, bool):
+        raise TypeError("message_index must be an integer, got bool")
+    try:
+        message_index = operator.index(message_index)
+    except TypeError:
+        raise TypeError(
+            f"message_index must be an integer, got {type(message_index).__name__}"
+        ) from None
+    if not 0 <= message_index < count:
+        raise IndexError(
+            f"message_index {message_index} is out of range: {source!r} holds {count} "
+            f"message(s) (valid indices 0..{count - 1})"
+        )
+    return message_index
+
+
+def wire_version(metadata: Any) -> int:
+    """Wire version of a message (3 for every v0.24 message)."""
+    version = getattr(metadata, "version", None)
+    if version is None:
+        import tensogram
+
+        version = tensogram.WIRE_VERSION
+    return int(version)
+
+
+def message_attrs(metadata: Any) -> dict[str, Any]:
+    """Attributes of a message as a whole: ``_extra_`` without ``dim_names``,
+    plus ``tensogram_wire_version``."""
+    attrs = without_dim_names(extra_metadata(metadata))
+    attrs[WIRE_VERSION_ATTR] = wire_version(metadata)
+    return attrs
+
+
+def supports_range_decode(descriptor: Any) -> bool:
+    """Return True when *descriptor*'s pipeline allows ``decode_range``.
+
+    The filter is not ``shuffle`` and the compression is ``none``, ``szip``,
+    ``blosc2``, or ``zfp`` with ``zfp_mode == "fixed_rate"``.  Bitmask
+    objects decode to packed bytes, whose byte positions are not element
+    positions, so they always take the full-decode path.
+    """
+    if str(descriptor.dtype) == "bitmask":
+        return False
+    if str(descriptor.filter) == "shuffle":
+        return False
+    codec = str(descriptor.compression)
+    if codec in _RANGE_CODECS:
+        return True
+    if codec == "zfp":
+        params = descriptor.params or {}
+        return params.get("zfp_mode") == "fixed_rate"
+    return False
+
+
+# ---------------------------------------------------------------------------
+# Laying out one message
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ObjectPlan:
+    """Where one object of a message goes: its name, dimensions and
+    attributes; ``coordinate`` marks a 1-D coordinate object, whose only
+    dimension carries its own name."""
+
+    obj_index: int
+    name: str
+    dims: tuple[str, ...]
+    attrs: dict[str, Any]
+    coordinate: bool
+    descriptor: Any
+
+
+def plan_message(
+    metadata: Any,
+    descriptors: Sequence[Any],
+    *,
+    variable_key: str | None = None,
+    dim_names: Sequence[str] | None = None,
+    drop: Iterable[str] = (),
+    clean_name: Callable[[str, int], str] | None = None,
+) -> list[ObjectPlan]:
+    """Names and dimensions of every object of one message.
+
+    Coordinates first (a 1-D object named like a coordinate; the first one of
+    each name wins, later ones are ordinary variables), then the data
+    variables in object order.  Variable names follow :func:`variable_name`
+    made unique with :func:`unique_name`; *clean_name* (``(name, obj_index)``
+    → name) may rewrite a name before it is made unique, for front ends
+    whose names have a restricted alphabet.  Objects whose final name is in
+    *drop* are left out (a dropped coordinate still does not become a
+    variable).  Dimensions come from the *dim_names* argument (its length
+    must equal each variable's rank, else ValueError) or
+    :func:`resolve_dims`, then :func:`rename_clashing_generic_dims`.
+    """
+    dropped = set(drop)
+    metas = [per_object_metadata(metadata, d, i) for i, d in enumerate(descriptors)]
+    extra = extra_metadata(metadata)
+
+    coords: list[ObjectPlan] = []
+    coord_objects: set[int] = set()
+    for i, (desc, meta) in enumerate(zip(descriptors, metas)):
+        cname = coordinate_name(meta)
+        if cname is None or len(decoded_shape(desc)) != 1 or cname in {c.name for c in coords}:
+            continue
+        coord_objects.add(i)
+        if cname in dropped:
+            continue
+        coords.append(ObjectPlan(i, cname, (cname,), without_dim_names(meta), True, desc))
+
+    coord_sizes = {c.name: decoded_shape(c.descriptor)[0] for c in coords}
+    taken: set[str] = set(coord_sizes)
+    pending = []
+    for i, (desc, meta) in enumerate(zip(descriptors, metas)):
+        if i in coord_objects:
+            continue
+        raw = variable_name(i, meta, variable_key)
+        name = unique_name(clean_name(raw, i) if clean_name else raw, taken)
+        if name in dropped:
+            continue
+        shape = decoded_shape(desc)
+        given = check_dim_names_argument(dim_names, len(shape), f"object {i} ({name!r}, shape {list(shape)})")
+        dims = [(n, False) for n in given] if given is not None else resolve_dims(shape, coord_sizes, meta, extra)
+        pending.append((i, shape, dims, name, desc, meta))
+
+    final_dims = rename_clashing_generic_dims([(p[0], p[1], p[2]) for p in pending], coord_sizes)
+    variables = [
+        ObjectPlan(i, name, tuple(dims), without_dim_names(meta), False, desc)
+        for (i, _shape, _dims, name, desc, meta), dims in zip(pending, final_dims)
+    ]
+    return coords + variables
