@@ -2,61 +2,20 @@
 checks, against a small local HTTP server with range requests; §2/§1.8 remote iteration."""
 
 import asyncio
-import http.server
-import threading
 
 import numpy as np
 import pytest
+from range_server import serve
 
 import tensogram
-
-
-class _RangeHandler(http.server.BaseHTTPRequestHandler):
-    """Serves one in-memory object with HEAD and single-range GET; records request headers."""
-
-    body = b""
-    seen_headers: list = []
-
-    def log_message(self, *args):  # quiet
-        pass
-
-    def _head(self, status, length, extra=()):
-        self.send_response(status)
-        self.send_header("Content-Length", str(length))
-        self.send_header("Accept-Ranges", "bytes")
-        for k, v in extra:
-            self.send_header(k, v)
-        self.end_headers()
-
-    def do_HEAD(self):
-        type(self).seen_headers.append(dict(self.headers))
-        self._head(200, len(self.body))
-
-    def do_GET(self):
-        type(self).seen_headers.append(dict(self.headers))
-        spec = self.headers.get("Range", "")
-        if spec.startswith("bytes="):
-            start, end = spec[6:].split("-")
-            start, end = int(start), min(int(end), len(self.body) - 1)
-            part = self.body[start:end + 1]
-            self._head(206, len(part), [("Content-Range", f"bytes {start}-{end}/{len(self.body)}")])
-            self.wfile.write(part)
-        else:
-            self._head(200, len(self.body))
-            self.wfile.write(self.body)
 
 
 @pytest.fixture
 def server():
     msgs = [tensogram.encode({"base": [{"v": i}]}, [({"type": "ntensor", "shape": [3], "dtype": "float64"},
                                                      np.full(3, float(i)))]) for i in range(2)]
-    handler = type("H", (_RangeHandler,), {"body": b"".join(msgs), "seen_headers": []})
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/data.tgm", handler
-    httpd.shutdown()
-    httpd.server_close()
+    with serve(b"".join(msgs)) as (url, handler):
+        yield url, handler
 
 
 # ---- §3.1 conversion ----------------------------------------------------------------------------

@@ -223,8 +223,15 @@ def runtime_params(obj: object, expected_name: str) -> list[tuple[str, str, obje
     return out
 
 
+def is_submodule(name: str) -> bool:
+    """True for a submodule of the package (``tensogram.zarr`` once imported):
+    those are typed inline (py.typed), not by this stub."""
+    value = getattr(tensogram, name, None)
+    return isinstance(value, types.ModuleType) and value.__name__ == f"tensogram.{name}"
+
+
 def runtime_public_names() -> set[str]:
-    names = {n for n in dir(tensogram) if not n.startswith("_")}
+    names = {n for n in dir(tensogram) if not n.startswith("_") and not is_submodule(n)}
     names |= {n for n in dir(tensogram) if n.startswith("__") and n.endswith("__") and n not in MODULE_BOILERPLATE}
     return names | set(tensogram.__all__)
 
