@@ -92,9 +92,10 @@ class _Array:
 
 
 def _clean_name(name: str, obj_index: int) -> str:
-    """A variable name usable as a Zarr key: "/" would open a subgroup and
-    ".", ".." or a leading ".z" would collide with paths or metadata keys."""
-    name = name.replace("/", "_")
+    """A variable name usable as a Zarr key: "/" would open a subgroup (as
+    would "\\", which zarr reads as "/"), and "", ".", ".." or a leading ".z"
+    would collide with paths or metadata keys."""
+    name = name.replace("/", "_").replace("\\", "_")
     if name in ("", ".", "..") or name.startswith(".z"):
         return f"object_{obj_index}"
     return name

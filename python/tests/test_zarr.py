@@ -230,12 +230,13 @@ def three_messages(tmp_path, rng):
     for step in range(3):
         messages.append((
             {"base": [{"name": "lat"}, {"name": "t2m", "units": "K", "mars": {"step": step}},
-                      {"name": "t2m", "units": "K"}, {"name": "a/b"}],
+                      {"name": "t2m", "units": "K"}, {"name": "a/b"}, {"name": "c\\d"}, {"name": ".zattrs"}],
              "_extra_": {"centre": "test", "step": step}},
             [(desc([5], "float64"), lat),
              (desc([5, 7], "float32"), rng.normal(size=(5, 7)).astype(np.float32)),
              (desc([5, 7], "float32", compression="zstd"), rng.normal(size=(5, 7)).astype(np.float32)),
-             (desc([2], "int64"), np.array([step, -step]))],
+             (desc([2], "int64"), np.array([step, -step])),
+             (desc([1], "int8"), np.array([step], np.int8)), (desc([1], "int8"), np.array([-step], np.int8))],
         ))
     return write_tgm(tmp_path / "three.tgm", messages)
 
@@ -248,10 +249,10 @@ def test_multi_message_layout_and_consolidated_metadata(tmp_path, rng):
     assert root.attrs["_tensogram_message_count"] == 3
     for msg in range(3):
         group = root[f"message_{msg}"]
-        assert sorted(group.array_keys()) == ["a_b", "latitude", "t2m", "t2m_1"]
+        assert sorted(group.array_keys()) == ["a_b", "c_d", "latitude", "object_5", "t2m", "t2m_1"]
         assert group.attrs["centre"] == "test" and group.attrs["step"] == msg
         assert group.attrs["tensogram_wire_version"] == tensogram.WIRE_VERSION
-        for name, obj in [("latitude", 0), ("t2m", 1), ("t2m_1", 2), ("a_b", 3)]:
+        for name, obj in [("latitude", 0), ("t2m", 1), ("t2m_1", 2), ("a_b", 3), ("c_d", 4), ("object_5", 5)]:
             assert np.array_equal(group[name][...], api_values(path, msg, obj))
             assert group[name].attrs["_tensogram_object_index"] == obj
             assert group[name].attrs["_tensogram_message_index"] == msg
@@ -270,10 +271,11 @@ def test_message_index_puts_one_message_at_the_root(tmp_path, rng):
     path = three_messages(tmp_path, rng)
     store = TensogramStore(path, message_index=2)
     root = zarr.open(store, mode="r")
-    assert sorted(root.array_keys()) == ["a_b", "latitude", "t2m", "t2m_1"]
+    assert sorted(root.array_keys()) == ["a_b", "c_d", "latitude", "object_5", "t2m", "t2m_1"]
     assert root.attrs["_tensogram_message_index"] == 2
     assert root["a_b"][...].tolist() == [2, -2]
-    assert store.listdir("") == [".zattrs", ".zgroup", ".zmetadata", "a_b", "latitude", "t2m", "t2m_1"]
+    assert store.listdir("") == [".zattrs", ".zgroup", ".zmetadata", "a_b", "c_d", "latitude", "object_5", "t2m",
+                                 "t2m_1"]
     assert store.listdir("t2m") == [".zarray", ".zattrs", "0.0"]
     with pytest.raises(IndexError, match="message_index 3 is out of range"):
         TensogramStore(path, message_index=3)
@@ -287,7 +289,7 @@ def test_open_zarr_matches_the_xarray_engine(tmp_path, rng, message_index):
         ds = xr.open_zarr(TensogramStore(path, message_index=message_index))
         by_group = xr.open_zarr(TensogramStore(path), group=f"message_{message_index}")
     engine = xr.open_dataset(path, engine="tensogram", message_index=message_index)
-    engine = engine.rename({"a/b": "a_b"})  # "/" would open a Zarr subgroup
+    engine = engine.rename({"a/b": "a_b", "c\\d": "c_d", ".zattrs": "object_5"})  # not usable as Zarr names
     for got in (ds, by_group):
         assert set(got.data_vars) == set(engine.data_vars)
         assert set(got.coords) == set(engine.coords)
