@@ -37,12 +37,7 @@ from zarr.storage import BaseStore
 
 from . import _naming
 
-__all__ = ["DEFAULT_BLOCK_BYTES", "TensogramStore"]
-
-# Target size of one chunk of a range-decodable object: big enough that a
-# whole-array read is not dominated by per-chunk calls, small enough that a
-# slice of a large field reads a small part of it.
-DEFAULT_BLOCK_BYTES = 1 << 20
+__all__ = ["TensogramStore"]
 
 _ZARR_FORMAT = 2
 _GROUP_PREFIX = "message_"
@@ -179,10 +174,13 @@ class TensogramStore(BaseStore):
     verify_hash
         Verify object hashes when a chunk covers a whole object.
     block_bytes
-        Target chunk size of objects whose pipeline allows partial reads:
-        such an object is split along its first axis into blocks of about
-        this many bytes, each read with ``decode_range``.  0 or None: one
-        chunk per object.
+        None or 0 (default): one chunk per object.  A size in bytes: an
+        object whose pipeline allows partial reads and which is larger is
+        split along its first axis into blocks of about this size, each
+        read with ``file_decode_range``, so a slice decodes only the blocks
+        it touches.  Each such read still fetches the object's whole frame
+        from the file, so blocks pay off for slices of large compressed
+        (szip, blosc2, zfp) objects, not for reading whole arrays.
 
     Raises OSError when the file cannot be opened and the module's own error
     when it is not a Tensogram file.  Writing raises
@@ -204,7 +202,7 @@ class TensogramStore(BaseStore):
         dim_names: Sequence[str] | None = None,
         storage_options: Mapping[str, Any] | None = None,
         verify_hash: bool = False,
-        block_bytes: int | None = DEFAULT_BLOCK_BYTES,
+        block_bytes: int | None = None,
     ):
         self._source = _naming.normalize_source(source)
         self._options: dict[str, Any] = {

@@ -205,8 +205,9 @@ def test_small_or_non_range_objects_are_one_chunk_read_whole(tmp_path, rng, call
     assert zarray(store, "z")["chunks"] == [30, 8]  # zstd: no partial reads
     assert np.array_equal(zarr.open(store, mode="r")["z"][3], data[3])
     assert [c[0] for c in payload_calls(calls)] == ["file_decode_object"]
-    whole = TensogramStore(path, message_index=0)  # the default block size holds all of "small"
+    whole = TensogramStore(path, message_index=0)  # by default every object is one chunk
     assert zarray(whole, "small")["chunks"] == [30, 8]
+    assert TensogramStore(path, message_index=0, block_bytes=0).listdir("small") == [".zarray", ".zattrs", "0.0"]
 
 
 def test_zero_dimensional_and_empty_objects(tmp_path):
