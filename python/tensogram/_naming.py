@@ -183,7 +183,7 @@ def without_dim_names(meta: Mapping[str, Any]) -> dict[str, Any]:
 def coordinate_name(meta: Mapping[str, Any]) -> str | None:
     """Coordinate name if the object is a known coordinate, else None.
 
-    Spec 04 E.1: the object's ``name``, else ``param``, else ``mars.param``
+    The object's ``name``, else ``param``, else ``mars.param``
     equal (case-insensitively) to a known coordinate name.
     """
     for key in ("name", "param", "mars.param"):

@@ -363,11 +363,10 @@ class TensogramStore(BaseStore):
             padded = np.zeros(array.chunks, dtype=array.dtype)
             padded[: data.shape[0]] = data
             data = padded
-        expected = array.chunks if array.shape else ()
-        if math.prod(data.shape) != math.prod(expected):
+        if data.size != math.prod(array.chunks):
             raise ValueError(
-                f"message {array.msg_index} object {array.obj_index}: decoded {data.shape} elements "
-                f"do not fill the chunk of shape {expected}"
+                f"message {array.msg_index} object {array.obj_index}: {data.size} decoded element(s) "
+                f"do not fill the chunk of shape {array.chunks}"
             )
         return data
 
@@ -418,8 +417,9 @@ class TensogramStore(BaseStore):
         path = path.strip("/")
         if path in self._meta:
             return len(self._meta[path])
-        if self._chunk(path) is not None:
-            return self._chunk(path)[0].chunk_nbytes()  # type: ignore[index]
+        found = self._chunk(path)
+        if found is not None:
+            return found[0].chunk_nbytes()
         prefix = f"{path}/" if path else ""
         total = sum(len(v) for k, v in self._meta.items() if k.startswith(prefix) and "/" not in k[len(prefix) :])
         array = self._arrays.get(path)

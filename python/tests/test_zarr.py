@@ -455,3 +455,22 @@ def test_docs_page_examples_run(tmp_path, monkeypatch):
     namespace: dict = {"__name__": "docs_zarr_md"}
     for number, (line, code) in enumerate(blocks, start=1):
         exec(compile(code, f"zarr.md:block{number}(line {line})", "exec"), namespace)
+
+
+def test_bfloat16_decoded_by_a_numpy_extension_keeps_its_bits(tmp_path, monkeypatch):
+    """Where ml_dtypes is installed the module decodes bfloat16 to a 2-byte
+    non-integer dtype; the store still serves the uint16 bit patterns.  Here the
+    decoder's result is replaced by a 2-byte void view of the same bytes."""
+    bits = np.array([0x3F80, 0xC000, 0x0001], dtype=np.uint16)
+    path = write_tgm(tmp_path / "bf.tgm", [({"base": [{"name": "b"}]}, [(desc([3], "bfloat16"), bits)])])
+
+    class ExtensionDecoder(CountingFile):
+        def file_decode_object(self, *args, **kwargs):
+            result = dict(self._real.file_decode_object(*args, **kwargs))
+            result["data"] = np.asarray(result["data"]).view(np.dtype("V2"))
+            return result
+
+    real_open = _naming.open_source
+    monkeypatch.setattr(_naming, "open_source", lambda *a, **k: ExtensionDecoder(real_open(*a, **k), []))
+    got = zarr.open(TensogramStore(path, message_index=0), mode="r")["b"][...]
+    assert got.dtype == np.uint16 and got.tolist() == bits.tolist()
