@@ -373,6 +373,9 @@ def test_remote_store_over_http_range_requests(tmp_path, rng):
         assert min(int(r[6:].split("-")[0]) for r in ranges) >= len(body) // 2
         assert np.array_equal(xr.open_zarr(store, group="message_0")["t"].values, data)
         store.close()
+        # storage_options reach the remote open: an unknown option fails it.
+        with pytest.raises(OSError, match="no_such_option"):
+            TensogramStore(url, storage_options={"no_such_option": "1"})
 
 
 # ---- protocol, bad input -----------------------------------------------------------------------
