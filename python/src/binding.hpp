@@ -48,6 +48,29 @@ void register_errors(py::module_& m);
 /// for None); without the `argument` prefix when `param` is empty.
 [[noreturn]] void raise_not_instance(py::handle obj, std::string_view param, std::string_view type);
 
+/// `True`/`False` or `numpy.bool_`, nothing else (spec 08 §1.12: PyO3 rejects
+/// `0`, `1` and `None` for a `bool` parameter with `raise_not_instance`).
+[[nodiscard]] bool strict_bool_arg(py::handle value, std::string_view param);
+
+/// A string literal usable as a template argument (the parameter name of a
+/// `strict_bool`).
+template <std::size_t N>
+struct param_name {
+  char text[N] = {};
+  constexpr param_name(const char (&s)[N]) {  // NOLINT(google-explicit-constructor): literal wrapper
+    for (std::size_t i = 0; i < N; ++i) text[i] = s[i];
+  }
+};
+
+/// A `bool` parameter converted by `strict_bool_arg`, whose error names the
+/// parameter: declare `strict_bool<"verify_hash"> verify_hash` in a binding
+/// lambda where a plain `bool` would let pybind11 accept `0`, `1` and `None`.
+template <param_name Name>
+struct strict_bool {
+  bool value = false;
+  constexpr operator bool() const noexcept { return value; }  // NOLINT(google-explicit-constructor)
+};
+
 // ---- values (values.cpp) ----------------------------------------------------
 
 /// Python → CBOR per spec 04 B.2: str, bool, int (64-bit), float, None, dict,
@@ -247,6 +270,26 @@ struct type_caster<tensogram::python::threads_arg> {
 
   static handle cast(tensogram::python::threads_arg v, return_value_policy /*policy*/, handle /*parent*/) {
     return PyLong_FromUnsignedLong(v.value);
+  }
+};
+
+}  // namespace pybind11::detail
+
+namespace pybind11::detail {
+
+/// Loads `tensogram::python::strict_bool`: a wrong type raises the reference's
+/// TypeError at once (the binding has a single overload, so no other overload
+/// is skipped by throwing here).
+template <tensogram::python::param_name Name>
+struct type_caster<tensogram::python::strict_bool<Name>> {
+  PYBIND11_TYPE_CASTER(tensogram::python::strict_bool<Name>, const_name("bool"));
+  bool load(handle src, bool /*convert*/) {
+    value.value = tensogram::python::strict_bool_arg(src, Name.text);
+    return true;
+  }
+  static handle cast(tensogram::python::strict_bool<Name> v, return_value_policy /*policy*/,
+                     handle /*parent*/) {
+    return pybind11::bool_(v.value).release();
   }
 };
 

@@ -82,10 +82,12 @@ std::vector<std::vector<std::byte>> message_list(const py::object& messages) {
 
 #else
 
-[[noreturn]] void converter_missing(const char* what) {
-  throw std::runtime_error(std::string(what) +
-                           ": this build of tensogram has no GRIB/NetCDF converters; rebuild with "
-                           "-DTENSOGRAM_BUILD_IMPORTERS=ON (needs libeccodes-dev and libnetcdf-dev)");
+// The reference's first sentence (spec 08 §1.10), which scripts match on,
+// then how to get the converters into *this* build (not maturin features).
+[[noreturn]] void converter_missing(const char* format, const char* package) {
+  throw std::runtime_error(std::string("tensogram was built without ") + format + " support. Install " +
+                           package + " (`apt install " + package +
+                           "`) and rebuild tensogram with -DTENSOGRAM_BUILD_IMPORTERS=ON.");
 }
 
 #endif
@@ -123,10 +125,10 @@ void register_converters(py::module_& m) {
   };
   m.def(
       "convert_grib",
-      [grib](const py::object& path, const std::string& grouping, bool preserve_all_keys,
-             const std::string& encoding, const py::object& bits, const std::string& filter,
-             const std::string& compression, const py::object& level, threads_arg threads,
-             const py::object& hash) {
+      [grib](const py::object& path, const std::string& grouping,
+             strict_bool<"preserve_all_keys"> preserve_all_keys, const std::string& encoding,
+             const py::object& bits, const std::string& filter, const std::string& compression,
+             const py::object& level, threads_arg threads, const py::object& hash) {
         return grib(path, false, grouping, preserve_all_keys, encoding, bits, filter, compression, level,
                     threads, hash);
       },
@@ -144,10 +146,10 @@ missing in a GRIB bitmap become NaN (recorded in the NaN mask). base[i] holds "m
 )doc");
   m.def(
       "convert_grib_buffer",
-      [grib](const py::object& buffer, const std::string& grouping, bool preserve_all_keys,
-             const std::string& encoding, const py::object& bits, const std::string& filter,
-             const std::string& compression, const py::object& level, threads_arg threads,
-             const py::object& hash) {
+      [grib](const py::object& buffer, const std::string& grouping,
+             strict_bool<"preserve_all_keys"> preserve_all_keys, const std::string& encoding,
+             const py::object& bits, const std::string& filter, const std::string& compression,
+             const py::object& level, threads_arg threads, const py::object& hash) {
         return grib(buffer, true, grouping, preserve_all_keys, encoding, bits, filter, compression, level,
                     threads, hash);
       },
@@ -158,10 +160,10 @@ missing in a GRIB bitmap become NaN (recorded in the NaN mask). base[i] holds "m
       "convert_grib for GRIB messages held in memory (any bytes-like object).");
   m.def(
       "convert_netcdf",
-      [](const py::object& path, const std::string& split_by, bool cf, bool nested_groups,
-         const std::string& encoding, const py::object& bits, const std::string& filter,
-         const std::string& compression, const py::object& level, threads_arg threads,
-         const py::object& hash) {
+      [](const py::object& path, const std::string& split_by, strict_bool<"cf"> cf,
+         strict_bool<"nested_groups"> nested_groups, const std::string& encoding, const py::object& bits,
+         const std::string& filter, const std::string& compression, const py::object& level,
+         threads_arg threads, const py::object& hash) {
         importers::netcdf_options o;
         o.conversion = conversion_of(encoding, bits, filter, compression, level, threads, hash);
         if (split_by == "file") {
@@ -223,12 +225,15 @@ fill values as NaN. nested_groups=False converts the root group only, as the ref
 #else
   m.attr("__has_grib__") = false;
   m.attr("__has_netcdf__") = false;
-  m.def("convert_grib", [](const py::args&, const py::kwargs&) { converter_missing("convert_grib"); });
+  m.def("convert_grib",
+        [](const py::args&, const py::kwargs&) { converter_missing("GRIB", "libeccodes-dev"); });
   m.def("convert_grib_buffer",
-        [](const py::args&, const py::kwargs&) { converter_missing("convert_grib_buffer"); });
-  m.def("convert_netcdf", [](const py::args&, const py::kwargs&) { converter_missing("convert_netcdf"); });
-  m.def("to_grib", [](const py::args&, const py::kwargs&) { converter_missing("to_grib"); });
-  m.def("to_netcdf", [](const py::args&, const py::kwargs&) { converter_missing("to_netcdf"); });
+        [](const py::args&, const py::kwargs&) { converter_missing("GRIB", "libeccodes-dev"); });
+  m.def("convert_netcdf",
+        [](const py::args&, const py::kwargs&) { converter_missing("NetCDF", "libnetcdf-dev"); });
+  m.def("to_grib", [](const py::args&, const py::kwargs&) { converter_missing("GRIB", "libeccodes-dev"); });
+  m.def("to_netcdf",
+        [](const py::args&, const py::kwargs&) { converter_missing("NetCDF", "libnetcdf-dev"); });
 #endif
 }
 

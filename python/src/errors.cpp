@@ -99,6 +99,13 @@ void raise_not_instance(py::handle obj, std::string_view param, std::string_view
   throw py::type_error(text);
 }
 
+bool strict_bool_arg(py::handle value, std::string_view param) {
+  if (PyBool_Check(value.ptr())) return value.ptr() == Py_True;
+  if (py::isinstance(value, py::module_::import("numpy").attr("bool_")))
+    return PyObject_IsTrue(value.ptr()) == 1;
+  raise_not_instance(value, param, "bool");
+}
+
 void register_errors(py::module_& m) {
   // PyErr_NewException returns a new reference; the module attribute owns it.
   py::object integrity = py::reinterpret_steal<py::object>(

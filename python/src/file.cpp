@@ -50,8 +50,7 @@ class py_file {
 
   /// A message index argument of the file calls: OverflowError when
   /// negative, the reference's `FramingError: message index <i> out of range
-  /// (count=<n>)` past the end (spec 08 §1.1, §1.8; the C++ API reports an
-  /// object_error).
+  /// (count=<n>)` past the end (spec 08 §1.1, §1.8), as the C++ API.
   std::size_t message_index(long long index) {
     const std::size_t i = checked_index(index, "index");
     if (const std::size_t n = count(); i >= n) {
@@ -165,9 +164,7 @@ io::remote_options remote_options_from(const storage_settings& settings, const s
 
 // `bidirectional`: bool or numpy.bool_ only (spec 08 §3.1).
 bool bidirectional_arg(const py::object& value) {
-  if (PyBool_Check(value.ptr())) return value.ptr() == Py_True;
-  if (py::isinstance(value, py::module_::import("numpy").attr("bool_"))) return value.cast<bool>();
-  raise_not_instance(value, "bidirectional", "bool");
+  return strict_bool_arg(value, "bidirectional");
 }
 
 // What the reference rejects at open, before any request (spec 08 §7.2):
@@ -220,6 +217,7 @@ py_file open_remote(const std::string& url, const py::object& storage_options, b
   {
     py::gil_scoped_release release;
     f = std::make_shared<tensogram::file>(tensogram::file::open_remote(url, o, mode));
+    f->check_head();  // the reference's eager open (spec 08 §7.1)
   }
   return {std::move(f), url, true, mode};
 }
@@ -322,9 +320,9 @@ releases the GIL, and one file can be used from many threads at once.
       .def(
           "append",
           [](py_file& self, const py::object& meta, const py::object& pairs, const py::object& hash,
-             threads_arg threads, bool allow_nan, bool allow_inf, const py::object& nan_m,
-             const py::object& pinf_m, const py::object& ninf_m, const py::object& small,
-             const py::object& aggregate) {
+             threads_arg threads, strict_bool<"allow_nan"> allow_nan, strict_bool<"allow_inf"> allow_inf,
+             const py::object& nan_m, const py::object& pinf_m, const py::object& ninf_m,
+             const py::object& small, const py::object& aggregate) {
             auto f = self.handle();
             const global_metadata g = metadata_from_dict(meta);
             const encode_inputs in(pairs, false);
@@ -343,7 +341,8 @@ releases the GIL, and one file can be used from many threads at once.
           "damaged.")
       .def(
           "decode_message",
-          [](py_file& self, long long index, bool native, threads_arg threads, bool restore, bool verify) {
+          [](py_file& self, long long index, strict_bool<"native_byte_order"> native, threads_arg threads,
+             strict_bool<"restore_non_finite"> restore, strict_bool<"verify_hash"> verify) {
             return self.decode_message(self.message_index(index),
                                        make_decode_options(native, threads, restore, verify));
           },
@@ -379,8 +378,8 @@ releases the GIL, and one file can be used from many threads at once.
           "{'metadata': Metadata, 'descriptors': [DataObjectDescriptor]} without payloads.")
       .def(
           "file_decode_object",
-          [](py_file& self, long long msg_index, long long obj_index, bool native, threads_arg threads,
-             bool verify) {
+          [](py_file& self, long long msg_index, long long obj_index, strict_bool<"native_byte_order"> native,
+             threads_arg threads, strict_bool<"verify_hash"> verify) {
             auto f = self.handle();
             const std::size_t i = self.message_index(msg_index);
             const std::size_t obj = checked_index(obj_index, "obj_index");
@@ -397,8 +396,8 @@ releases the GIL, and one file can be used from many threads at once.
           "{'metadata', 'descriptor', 'data'} of one object, reading only that object's frame.")
       .def(
           "file_decode_range",
-          [](py_file& self, long long msg_index, long long obj_index, const py::object& ranges, bool join,
-             bool native, threads_arg threads) {
+          [](py_file& self, long long msg_index, long long obj_index, const py::object& ranges,
+             strict_bool<"join"> join, strict_bool<"native_byte_order"> native, threads_arg threads) {
             auto f = self.handle();
             const std::size_t i = self.message_index(msg_index);
             const std::size_t obj = checked_index(obj_index, "obj_index");
@@ -419,8 +418,9 @@ releases the GIL, and one file can be used from many threads at once.
           "Element ranges of one object, as tensogram.decode_range.")
       .def(
           "file_decode_object_batch",
-          [](py_file& self, const py::object& msg_indices, long long obj_index, bool native,
-             threads_arg threads, bool verify) {
+          [](py_file& self, const py::object& msg_indices, long long obj_index,
+             strict_bool<"native_byte_order"> native, threads_arg threads,
+             strict_bool<"verify_hash"> verify) {
             require_remote(self, "object");
             auto f = self.handle();
             const std::size_t obj = checked_index(obj_index, "obj_index");
@@ -443,7 +443,7 @@ releases the GIL, and one file can be used from many threads at once.
       .def(
           "file_decode_range_batch",
           [](py_file& self, const py::object& msg_indices, long long obj_index, const py::object& ranges,
-             bool join, bool native, threads_arg threads) {
+             strict_bool<"join"> join, strict_bool<"native_byte_order"> native, threads_arg threads) {
             require_remote(self, "range");
             auto f = self.handle();
             const std::size_t obj = checked_index(obj_index, "obj_index");

@@ -146,8 +146,9 @@ encoding.
   m.def(
       "encode",
       [](const py::object& meta, const py::object& pairs, const py::object& hash, threads_arg threads,
-         bool allow_nan, bool allow_inf, const py::object& nan_m, const py::object& pinf_m,
-         const py::object& ninf_m, const py::object& small, const py::object& aggregate) {
+         strict_bool<"allow_nan"> allow_nan, strict_bool<"allow_inf"> allow_inf, const py::object& nan_m,
+         const py::object& pinf_m, const py::object& ninf_m, const py::object& small,
+         const py::object& aggregate) {
         const global_metadata g = metadata_from_dict(meta);
         const encode_inputs in(pairs, false);
         const encode_options o =
@@ -186,7 +187,8 @@ encoding.
 
   m.def(
       "decode",
-      [](const py::object& buf, bool native, threads_arg threads, bool restore, bool verify) {
+      [](const py::object& buf, strict_bool<"native_byte_order"> native, threads_arg threads,
+         strict_bool<"restore_non_finite"> restore, strict_bool<"verify_hash"> verify) {
         const borrowed_bytes in(buf, "buf");
         const decode_options o = make_decode_options(native, threads, restore, verify);
         message msg;
@@ -208,7 +210,7 @@ writable arrays that own the library's buffer. simple_packing objects decode to 
 
   m.def(
       "decode_with_masks",
-      [](const py::object& buf, bool native, threads_arg threads) {
+      [](const py::object& buf, strict_bool<"native_byte_order"> native, threads_arg threads) {
         const borrowed_bytes in(buf, "buf");
         const decode_options o = make_decode_options(native, threads, false, false);
         message msg;
@@ -274,8 +276,8 @@ of one flag per element.
 
   m.def(
       "decode_object",
-      [](const py::object& buf, long long index, bool native, threads_arg threads, bool restore,
-         bool verify) {
+      [](const py::object& buf, long long index, strict_bool<"native_byte_order"> native, threads_arg threads,
+         strict_bool<"restore_non_finite"> restore, strict_bool<"verify_hash"> verify) {
         const borrowed_bytes in(buf, "buf");
         const decode_options o = make_decode_options(native, threads, restore, verify);
         const std::size_t i = checked_index(index, "index");
@@ -294,8 +296,9 @@ of one flag per element.
 
   m.def(
       "decode_range",
-      [](const py::object& buf, long long object_index, const py::object& ranges, bool join, bool native,
-         threads_arg threads, bool restore) {
+      [](const py::object& buf, long long object_index, const py::object& ranges, strict_bool<"join"> join,
+         strict_bool<"native_byte_order"> native, threads_arg threads,
+         strict_bool<"restore_non_finite"> restore) {
         const borrowed_bytes in(buf, "buf");
         const auto r = ranges_from_list(ranges);
         const std::size_t i = checked_index(object_index, "object_index");
@@ -343,13 +346,14 @@ codecs (zstd, lz4, sz3) and the shuffle filter raise ValueError. Hashes are not 
         return iterator_repr("MessageIter", it.position(), it.remaining());
       });
   m.def(
-      "iter_messages", [](const py::object& buf, bool verify) { return message_iter(buf, verify); },
+      "iter_messages",
+      [](const py::object& buf, strict_bool<"verify_hash"> verify) { return message_iter(buf, verify); },
       py::arg("buf"), py::kw_only(), py::arg("verify_hash") = false,
       "Iterates the messages of buf, decoding each into a Message.");
 
   m.def(
       "validate",
-      [](const py::object& buf, const std::string& level, bool canonical) {
+      [](const py::object& buf, const std::string& level, strict_bool<"check_canonical"> canonical) {
         const borrowed_bytes in(buf, "buf");
         const validate_options o = validate_options::for_mode(parse_validation_mode(level), canonical);
         std::string text;
@@ -368,7 +372,7 @@ Checks the message in ``buf`` at ``level`` quick | default | checksum | full and
 
   m.def(
       "validate_file",
-      [](const py::object& path, const std::string& level, bool canonical) {
+      [](const py::object& path, const std::string& level, strict_bool<"check_canonical"> canonical) {
         const std::string p = py::str(py::module_::import("os").attr("fspath")(path));
         if (!py::module_::import("os").attr("path").attr("exists")(p).cast<bool>()) {
           errno = ENOENT;

@@ -97,9 +97,10 @@ finish() leaves total_length 0 (the form a pipe receives); finish_backfilled() f
 finish*() call the encoder is spent (RuntimeError), except for finish_and_reset*(), which start the next
 message with the same metadata.
 )doc")
-      .def(py::init([](const py::object& meta, const py::object& hash, threads_arg threads, bool allow_nan,
-                       bool allow_inf, const py::object& nan_m, const py::object& pinf_m,
-                       const py::object& ninf_m, const py::object& small, const py::object& aggregate) {
+      .def(py::init([](const py::object& meta, const py::object& hash, threads_arg threads,
+                       strict_bool<"allow_nan"> allow_nan, strict_bool<"allow_inf"> allow_inf,
+                       const py::object& nan_m, const py::object& pinf_m, const py::object& ninf_m,
+                       const py::object& small, const py::object& aggregate) {
              return py_streaming_encoder(metadata_from_dict(meta),
                                          make_encode_options(hash, threads, allow_nan, allow_inf, nan_m,
                                                              pinf_m, ninf_m, small, aggregate));

@@ -13,6 +13,7 @@ class RangeHandler(http.server.BaseHTTPRequestHandler):
     records each request's headers in ``seen_headers``."""
 
     body = b""
+    name = "data.tgm"
     seen_headers: list = []
 
     def log_message(self, *args):  # quiet
@@ -26,12 +27,21 @@ class RangeHandler(http.server.BaseHTTPRequestHandler):
             self.send_header(k, v)
         self.end_headers()
 
+    def _missing(self) -> bool:
+        if self.path == "/" + self.name:
+            return False
+        self._head(404, 0)
+        return True
+
     def do_HEAD(self):
         type(self).seen_headers.append(dict(self.headers))
-        self._head(200, len(self.body))
+        if not self._missing():
+            self._head(200, len(self.body))
 
     def do_GET(self):
         type(self).seen_headers.append(dict(self.headers))
+        if self._missing():
+            return
         spec = self.headers.get("Range", "")
         if spec.startswith("bytes="):
             start, end = spec[6:].split("-")
@@ -47,8 +57,9 @@ class RangeHandler(http.server.BaseHTTPRequestHandler):
 @contextlib.contextmanager
 def serve(body: bytes, name: str = "data.tgm") -> Iterator[tuple[str, type]]:
     """Serve *body* at ``http://127.0.0.1:<port>/<name>``; yields the URL and
-    the handler class (whose ``seen_headers`` lists the requests)."""
-    handler = type("H", (RangeHandler,), {"body": body, "seen_headers": []})
+    the handler class (whose ``seen_headers`` lists the requests); any other
+    path is a 404."""
+    handler = type("H", (RangeHandler,), {"body": body, "name": name, "seen_headers": []})
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()

@@ -313,3 +313,63 @@ def test_threads_conversion_errors(threads, cls, text):
     _raises(cls, text, lambda: tensogram.encode({}, [(D, A)], threads=threads))
     _raises(cls, text, lambda: tensogram.decode(msg, threads=threads))
     _raises(cls, text, lambda: tensogram.StreamingEncoder({}, threads=threads))
+
+
+# ---- §1.12 bool parameters take bool or numpy.bool_ only ------------------------------------------
+
+def _bool_calls(tmp_path):
+    msg = tensogram.encode({}, [(D, A)])
+    path = str(tmp_path / "b.tgm")
+    with tensogram.TensogramFile.create(path) as f:
+        f.append({}, [(D, A)])
+    f = tensogram.TensogramFile.open(path)
+    enc = lambda **kw: tensogram.encode({}, [(D, A)], **kw)        # noqa: E731
+    return [
+        ("native_byte_order", lambda v: tensogram.decode(msg, native_byte_order=v)),
+        ("restore_non_finite", lambda v: tensogram.decode(msg, restore_non_finite=v)),
+        ("verify_hash", lambda v: tensogram.decode(msg, verify_hash=v)),
+        ("native_byte_order", lambda v: tensogram.decode_object(msg, 0, native_byte_order=v)),
+        ("join", lambda v: tensogram.decode_range(msg, 0, [(0, 1)], join=v)),
+        ("restore_non_finite", lambda v: tensogram.decode_range(msg, 0, [(0, 1)], restore_non_finite=v)),
+        ("verify_hash", lambda v: list(tensogram.iter_messages(msg, verify_hash=v))),
+        ("check_canonical", lambda v: tensogram.validate(msg, check_canonical=v)),
+        ("check_canonical", lambda v: tensogram.validate_file(path, check_canonical=v)),
+        ("allow_nan", lambda v: enc(allow_nan=v)),
+        ("allow_inf", lambda v: enc(allow_inf=v)),
+        ("allow_inf", lambda v: tensogram.StreamingEncoder({}, allow_inf=v)),
+        ("allow_nan", lambda v: f.append({}, [(D, A)], allow_nan=v)),
+        ("verify_hash", lambda v: f.decode_message(0, verify_hash=v)),
+        ("native_byte_order", lambda v: f.file_decode_object(0, 0, native_byte_order=v)),
+        ("join", lambda v: f.file_decode_range(0, 0, [(0, 1)], join=v)),
+    ]
+
+
+def test_bool_parameters_reject_ints_and_none(tmp_path):
+    for param, call in _bool_calls(tmp_path):
+        for bad, shown in [(0, "'int' object"), (1, "'int' object"), (None, "'None'"), ("yes", "'str' object"),
+                           (np.int8(1), "'int8' object")]:
+            _raises(TypeError, f"argument '{param}': {shown} is not an instance of 'bool'", lambda: call(bad))
+        call(False)
+        call(np.bool_(True))
+
+
+def test_bool_parameter_of_converters(fixtures_dir):
+    if not tensogram.__has_grib__:
+        pytest.skip("built without the converters")
+    grib = next(iter(sorted(fixtures_dir.glob("**/*.grib*"))), None)
+    if grib is None:
+        pytest.skip("no GRIB fixture")
+    _raises(TypeError, "argument 'preserve_all_keys': 'int' object is not an instance of 'bool'",
+            lambda: tensogram.convert_grib(str(grib), preserve_all_keys=1))
+    _raises(TypeError, "argument 'cf': 'None' is not an instance of 'bool'",
+            lambda: tensogram.convert_netcdf(str(grib), cf=None))
+    assert tensogram.convert_grib(str(grib), preserve_all_keys=np.bool_(False))
+
+
+def test_metadata_integers_beyond_int64_read_back_exactly():
+    # Kept deviation (docs/python.md): the reference raises "CBOR integer <n> out of i64 range".
+    msg = tensogram.encode({"base": [{"big": 2 ** 64 - 1, "edge": 2 ** 63}], "_extra_": {"small": -2 ** 63}},
+                           [(D, A)])
+    meta = tensogram.decode_metadata(msg)
+    assert meta["big"] == 2 ** 64 - 1 and meta["edge"] == 2 ** 63 and meta.extra["small"] == -2 ** 63
+    assert meta.base[0]["big"] == 2 ** 64 - 1

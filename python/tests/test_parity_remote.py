@@ -126,3 +126,34 @@ def test_remote_files_cannot_be_iterated_synchronously(server):
     assert f.is_remote() and repr(f) == f"TensogramFile(source='{url}')"
     with pytest.raises(RuntimeError, match=r"^iteration not supported on remote files$"):
         iter(f)
+
+
+# ---- §7.1/§7.2 what a remote open checks eagerly ---------------------------------------------------
+
+@pytest.mark.parametrize("body, text", [
+    (b"", "remote file too small (0 bytes)"),
+    (b"TENSOGRM" + bytes(39), "remote file too small (47 bytes)"),
+    (bytes(48), "no valid messages found in remote file"),
+    (b"TENSOGRM\x00\x02" + bytes(42), "no valid messages found in remote file"),   # wire version 2
+])
+def test_remote_open_checks_size_and_first_preamble(body, text):
+    with serve(body) as (url, _):
+        for opener in (tensogram.TensogramFile.open_remote, tensogram.TensogramFile.open):
+            with pytest.raises(OSError) as e:
+                opener(url)
+            assert str(e.value) == "RemoteError: " + text
+
+
+def test_remote_open_reads_only_the_first_preamble(server):
+    url, handler = server
+    handler.seen_headers.clear()
+    f = tensogram.TensogramFile.open_remote(url)
+    ranges = [h.get("Range") for h in handler.seen_headers]
+    assert ranges == [None, "bytes=0-23"]          # HEAD, then the first preamble
+    assert len(f) == 2                             # the scan itself waits for first use
+
+
+def test_missing_remote_object_fails_at_open(server):
+    url, _ = server
+    with pytest.raises(OSError, match=r"^RemoteError: .*404"):
+        tensogram.TensogramFile.open_remote(url + ".missing")

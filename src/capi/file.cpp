@@ -39,8 +39,8 @@ std::shared_ptr<file> open_existing(const std::string& path, scan_mode mode) {
 
 void check_message_index(file& f, std::size_t index) {
   const std::size_t count = f.message_count();
-  // The reference's text and category for the file calls (spec 07 C2.6);
-  // the C++ API reports an object_error instead.
+  // The reference's text and category for the file calls (spec 07 C2.6),
+  // checked here too because some calls validate before reaching the file.
   if (index >= count) {
     throw framing_error("message index " + std::to_string(index) +
                         " out of range (count=" + std::to_string(count) + ")");

@@ -13,11 +13,13 @@
 #include <string>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "message_layout.hpp"
 #include "tensogram/core/error.hpp"
 #include "tensogram/format/preamble.hpp"
 #include "tensogram/format/scan.hpp"
+#include "tensogram/format/wire.hpp"
 #include "tensogram/message/json_encode.hpp"
 
 namespace tensogram {
@@ -31,6 +33,20 @@ std::string object_range_text(std::size_t index, std::size_t count) {
          ")";
 }
 
+// The reference's eager open checks (spec 08 §7.1/§7.2: one HEAD, one GET of
+// the first 24 bytes); the scan itself stays lazy.
+void check_source_head(io::byte_source& src) {
+  const std::uint64_t size = src.size();
+  if (size < format::min_message_size)
+    throw remote_error(TGM_ERROR_REMOTE, "remote file too small (" + std::to_string(size) + " bytes)");
+  const io::byte_range first{0, format::preamble_size};
+  const std::vector<buffer> head = src.read(std::span<const io::byte_range>(&first, 1));
+  try {
+    (void)format::read_preamble(head.at(0).bytes());
+  } catch (const framing_error&) {
+    throw remote_error(TGM_ERROR_REMOTE, "no valid messages found in remote file");
+  }
+}
 }  // namespace
 
 struct file::state {
@@ -82,8 +98,10 @@ struct file::state {
     const std::lock_guard lock(mu);
     const std::vector<scan_entry>& l = list();
     if (i >= l.size()) {
-      throw object_error("message index " + std::to_string(i) + " out of range (" + name + " has " +
-                         std::to_string(l.size()) + " messages)");
+      // The reference's category and text (spec 07 C2.6, spec 08 §1.8), so
+      // code catching framing_error around file calls keeps working.
+      throw framing_error("message index " + std::to_string(i) +
+                          " out of range (count=" + std::to_string(l.size()) + ")");
     }
     return l[i];
   }
@@ -326,6 +344,10 @@ std::string file::source_name() const {
 
 bool file::is_remote() const noexcept {
   return state_->kind == file_kind::remote;
+}
+
+void file::check_head() {
+  if (is_remote()) check_source_head(*state_->source());
 }
 
 io::byte_source& file::source() {

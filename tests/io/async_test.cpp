@@ -695,14 +695,14 @@ TEST(AsyncFile, MissingFileFailsWithIoError) {
   expect_fails_with<tg::io_error>(mapped, "missing file (mmap)");
 }
 
-TEST(AsyncFile, MessageIndexOutOfRangeIsAnObjectError) {
+TEST(AsyncFile, MessageIndexOutOfRangeIsAFramingError) {
   const auto path = tgtest::fixture_path("ten-msg.tgm");
   const af::async_file a = af::async_file::open(path).get();
   tg::file s = tg::file::open(path);
   auto decoded = a.decode_message_async(10);
-  expect_fails_with<tg::object_error>(decoded, "decode_message_async(10)");
+  expect_fails_with<tg::framing_error>(decoded, "decode_message_async(10)");
   auto read = a.read_message_async(1000);
-  expect_fails_with<tg::object_error>(read, "read_message_async(1000)");
+  expect_fails_with<tg::framing_error>(read, "read_message_async(1000)");
   expect_same([&] { return s.decode_metadata(10); }, a.decode_metadata_async(10), "decode_metadata(10)");
   expect_same([&] { return s.decode_range(10, 0, probe_ranges(4)); },
               a.decode_range_async(10, 0, probe_ranges(4)), "decode_range(10)");

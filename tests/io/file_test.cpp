@@ -65,7 +65,7 @@ TEST_P(FileFixtures, EveryFixtureReadsAsTheBufferApi) {
       }
       EXPECT_THROW((void)f.decode_object(i, full.num_objects()), tensogram::object_error);
     }
-    EXPECT_THROW((void)f.message_bytes(expected.size()), tensogram::object_error);
+    EXPECT_THROW((void)f.message_bytes(expected.size()), tensogram::framing_error);
   }
 }
 

@@ -156,7 +156,7 @@ void expect_remote_equals_local(file& r, file& l) {
     }
     EXPECT_THROW((void)r.decode_object(i, full.num_objects()), tensogram::object_error);
   }
-  EXPECT_THROW((void)r.message_bytes(l.message_count()), tensogram::object_error);
+  EXPECT_THROW((void)r.message_bytes(l.message_count()), tensogram::framing_error);
 }
 
 TEST_F(RemoteFile, EveryFixtureReadsAsTheLocalFile) {

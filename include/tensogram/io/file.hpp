@@ -103,6 +103,13 @@ class file {
   /// The path or URL the file reads.
   [[nodiscard]] std::string source_name() const;
   [[nodiscard]] bool is_remote() const noexcept;
+  /// What the reference checks when it opens a remote file, done on demand
+  /// because `open_remote` itself does no I/O: the object holds at least one
+  /// minimal message (48 bytes) and starts with a valid preamble. Throws
+  /// `remote_error` "remote file too small (<n> bytes)" or "no valid messages
+  /// found in remote file" (and the source's own errors, e.g. HTTP 404). A
+  /// no-op for local files, whose open checks existence only.
+  void check_head();
   /// The byte source, for its I/O statistics.
   [[nodiscard]] io::byte_source& source();
 
