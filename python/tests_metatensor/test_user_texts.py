@@ -70,9 +70,11 @@ def test_format_citations_name_existing_sections():
 def public_docstrings() -> dict[str, str]:
     """Docstrings of the public modules, their classes, functions, methods and properties."""
     names = ["tensogram", "tensogram.metatensor", "tensogram._metatensor"]
+    if importlib.util.find_spec("zarr") is not None:  # tensogram.zarr needs it
+        names += ["tensogram.zarr"]
     if importlib.util.find_spec("xarray") is not None:  # tensogram_xarray needs it
-        names += ["tensogram_xarray", "tensogram_xarray.backend", "tensogram_xarray.mapping",
-                  "tensogram_xarray.array", "tensogram_xarray.grouping"]
+        names += ["tensogram_xarray", "tensogram_xarray.backend", "tensogram_xarray.array",
+                  "tensogram_xarray.grouping"]
     docs: dict[str, str] = {}
 
     def add(where: str, obj) -> None:
