@@ -792,7 +792,7 @@ int main(int argc, char** argv) {
                          p.ec.decode_prefaulted.seconds / p.ours.decode.seconds, 1.3, true, "information"});
         const double size = static_cast<double>(p.ours.bytes) / static_cast<double>(p.ec.encoded_bytes);
         goals.push_back({"sp24+szip vs grid_ccsds 24: |size ratio - 1|", std::fabs(size - 1.0), 0.01, false,
-                         "szip block 16 (spec 05, convert-grib); size ratio " + std::to_string(size)});
+                         "szip block 16 (convert-grib's); size ratio " + std::to_string(size)});
         if (p.ours_block32) {
           const double s32 =
               static_cast<double>(p.ours_block32->bytes) / static_cast<double>(p.ec.encoded_bytes);

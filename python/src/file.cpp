@@ -264,7 +264,7 @@ void register_file(py::module_& m) {
       });
 
   py::class_<py_file>(m, "TensogramFile", R"doc(
-A file of concatenated messages (spec 04 B.6), local or remote (http/https).
+A file of concatenated messages, local or remote (http/https).
 
     with tensogram.TensogramFile.open("data.tgm") as f:
         print(len(f))

@@ -93,7 +93,7 @@ py::object make_message(const message& msg, const message_source& source) {
 
 void register_metadata(py::module_& m) {
   py::class_<metadata_view>(m, "Metadata", R"doc(
-Read-only metadata of one message (spec 04 B.6).
+Read-only metadata of one message.
 
 ``meta[key]`` looks the key up in ``base[0]``, ``base[1]``, ... (skipping
 ``_reserved_``) and then in ``extra``; the Mapping protocol (``in``, ``get``,
@@ -191,7 +191,7 @@ set. Dotted paths go through ``get_path`` / ``has_path`` (message level) and
       });
 
   py::class_<descriptor_view>(m, "DataObjectDescriptor", R"doc(
-Read-only descriptor of one data object (spec 04 B.6): its type, shape,
+Read-only descriptor of one data object: its type, shape,
 dtype, byte order, pipeline and the pipeline's parameters.
 )doc")
       .def_property_readonly("obj_type", [](const descriptor_view& d) { return d.descriptor.type; })

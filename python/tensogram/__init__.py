@@ -1,6 +1,6 @@
 """Tensogram N-tensor messages (wire format v3) for Python, on the tensogram-cpp library.
 
-The API follows the reference implementation's module (spec 04 Part B):
+The API follows the reference implementation's module (see docs/python.md):
 
     import numpy as np
     import tensogram

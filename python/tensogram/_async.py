@@ -1,4 +1,4 @@
-"""asyncio access to Tensogram files (spec 04 B.6 `AsyncTensogramFile`).
+"""asyncio access to Tensogram files.
 
 Every call runs the synchronous `TensogramFile` method in a worker thread
 (`asyncio.to_thread`). The library releases the GIL while it reads and
@@ -134,7 +134,7 @@ class AsyncTensogramFile:
 class AsyncTensogramFileIter:
     """``async for meta, objects in f``: decodes the messages in order.
 
-    Spec 08 §2: ``__anext__`` takes the next index when it is called and returns an awaitable for
+    ``__anext__`` takes the next index when it is called and returns an awaitable for
     that message, so several may be in flight; past the end it raises ``StopAsyncIteration`` at
     once (the position still advances). ``len()`` is what is left."""
 

@@ -1,14 +1,14 @@
 """xarray backend engine ``tensogram`` for Tensogram ``.tgm`` files.
 
-Pure Python; consumes only the public ``tensogram`` module API (spec 04
-Part B), so any compatible implementation of that module works underneath.
+Pure Python; consumes only the public ``tensogram`` module API (docs/python.md),
+so any compatible implementation of that module works underneath.
 
 * ``xr.open_dataset(path, engine="tensogram", ...)`` — one message, lazily
   (see :class:`TensogramBackendEntrypoint`).
 * :func:`open_datasets` — every message, grouped by (shape, dtype) and
   stacked along the metadata keys that vary.
 
-Spec: 04-interfaces.md Part E.1.
+See docs/python.md.
 """
 
 from ._files import clear_file_cache

@@ -5,7 +5,7 @@ they never hold an open file handle.  They keep the source path and look the
 handle up here, in a small per-process cache.  The cache only saves re-opening
 the file: a cached handle is dropped as soon as the local file's size or
 modification time changes, so it can never make a read return different
-numbers than a fresh open would (spec 04 E.1: "Backend arrays are picklable").
+numbers than a fresh open would ("Backend arrays are picklable").
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def open_file(source: str, storage_options: dict | None = None) -> Any:
 def get_file(source: str, storage_options: dict | None = None) -> Any:
     """Return a (possibly cached) open ``TensogramFile`` for *source*.
 
-    ``TensogramFile`` is safe for concurrent calls (spec 04 B.1), so one
+    ``TensogramFile`` is safe for concurrent calls, so one
     handle is shared by all threads of the process.
     """
     remote = is_remote(source)

@@ -1,4 +1,4 @@
-"""Lazy backend arrays for the ``tensogram`` xarray engine (spec 04 E.1).
+"""Lazy backend arrays for the ``tensogram`` xarray engine.
 
 ``TensogramBackendArray`` stands for one data object of one message.  Nothing
 is decoded until xarray (or dask) indexes it; then either a partial read
@@ -56,7 +56,7 @@ def _selection_ranges(key: tuple, shape: Sequence[int]) -> tuple[list[range], li
 def flat_runs(ranges: Sequence[range], shape: Sequence[int]) -> list[tuple[int, int]]:
     """Turn an N-D selection into flat ``(offset, count)`` element runs.
 
-    Spec 04 E.1: runs are laid over the innermost partially-selected axis;
+    Runs are laid over the innermost partially-selected axis;
     every axis after it is selected whole, so one run covers a contiguous
     block.  Runs come out in C order (so the joined result reshapes straight
     into the selection) and touching runs are merged.
@@ -118,7 +118,7 @@ class TensogramBackendArray(BackendArray):
     msg_index, obj_index
         Which message of the file, which object of the message.
     shape, dtype
-        Shape and numpy dtype of the decoded array (spec 04 B.4 mapping).
+        Shape and numpy dtype of the decoded array (the module's dtype mapping).
     range_capable
         Whether the object's pipeline supports ``decode_range``
         (see :func:`supports_range_decode`).
@@ -207,7 +207,7 @@ class TensogramBackendArray(BackendArray):
     def wants_range(self, requested: int) -> bool:
         """Whether reading *requested* elements takes the partial-read path.
 
-        Spec 04 E.1: the pipeline must allow it and the requested element
+        The pipeline must allow it and the requested element
         count must be below ``range_threshold × total``.
         """
         total = math.prod(self.shape)

@@ -1,4 +1,4 @@
-"""The ``tensogram`` xarray engine (spec 04 E.1).
+"""The ``tensogram`` xarray engine.
 
 ``xr.open_dataset(path, engine="tensogram", ...)`` opens one message of a
 ``.tgm`` file.  Only the message's metadata and descriptors are read at open
@@ -89,7 +89,7 @@ def open_message_dataset(
 class TensogramBackendEntrypoint(BackendEntrypoint):
     """xarray engine ``tensogram``: read-only access to ``.tgm`` files.
 
-    Registered through the ``xarray.backends`` entry point (spec 04 E.1)::
+    Registered through the ``xarray.backends`` entry point::
 
         ds = xr.open_dataset("file.tgm", engine="tensogram", message_index=1)
         ds = xr.open_dataset("file.tgm", engine="tensogram", chunks={})  # dask

@@ -1,4 +1,4 @@
-"""``open_datasets``: every message of a file, grouped and stacked (spec 04 E.1).
+"""``open_datasets``: every message of a file, grouped and stacked.
 
 All messages are scanned (metadata and descriptors only).  Coordinate objects
 are collected first.  The remaining objects are grouped by (shape, dtype);
@@ -9,7 +9,7 @@ in order of each group's first object in the file.  Nothing is decoded:
 stacked variables are :class:`~tensogram_xarray.array.StackedBackendArray`
 objects over lazy per-object arrays.
 
-Stacking rules (the spec leaves these details open; chosen here):
+Stacking rules (the reference leaves these details open; chosen here):
 
 * The keys compared are the flattened application metadata of each object,
   ``_extra_`` overlaid by ``base[i]`` (without ``_reserved_`` and
@@ -305,7 +305,7 @@ def open_datasets(
     Objects are grouped by (shape, dtype); within a group, objects sharing a
     variable name are stacked along new outer dimensions named after the
     metadata keys that vary (e.g. ``mars.date``), with those values as
-    coordinates.  One Dataset is returned per group (spec 04 E.1).
+    coordinates.  One Dataset is returned per group.
     Coordinate objects (see the engine's coordinate rule) are attached to
     every Dataset.  Only metadata is read here.
 

@@ -544,7 +544,7 @@ void streaming_encoder::write_preceder(const cbor::value& entry) {
   validate_preceder(entry, object);
   if (s.pending_preceder) {
     throw framing_error("write_preceder called twice for object " + std::to_string(object) +
-                        ": a PrecederMetadata frame must be followed by a data object (spec 01 §6)");
+                        ": a PrecederMetadata frame must be followed by a data object");
   }
   // Body `{"base": [entry]}`, nothing else (spec 01 §9).
   global_metadata body;
@@ -609,7 +609,7 @@ std::uint64_t streaming_encoder::finish() {
   const std::size_t count = s.offsets.size();
   if (s.pending_preceder) {
     throw framing_error("finish() with a pending preceder: the PrecederMetadata frame for object " +
-                        std::to_string(count) + " has no data object after it (spec 01 §6)");
+                        std::to_string(count) + " has no data object after it");
   }
   // The reference silently truncates `base` to the object count; spec 01 §18
   // says a conforming encoder should refuse, as buffered mode does. Checked

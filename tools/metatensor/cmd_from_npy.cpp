@@ -35,7 +35,7 @@ void run_from_npy(const from_npy_args& args, std::ostream& out, std::ostream& er
     if (in.name.empty() || in.name.rfind("__", 0) == 0 || in.name.find('#') != std::string::npos) {
       throw tool_error(
           path + ": the file name gives the tensor name \"" + in.name +
-          "\", which is not allowed (empty, starting with \"__\" or containing '#'; spec 06 §3.2)");
+          "\", which is not allowed (empty, starting with \"__\" or containing '#'; metatensor-format §3.2)");
     }
     if (!names.insert(in.name).second) throw tool_error(path + ": a second input named \"" + in.name + "\"");
     in.file = tensogram::buffer::map_file(path);

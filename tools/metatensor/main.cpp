@@ -39,9 +39,9 @@ bool progress_wanted(bool quiet) {
 
 // `serve`: a directory over QUIC (spec 06 §10).
 CLI::App* add_serve(CLI::App& app, metatensor::cli::serve_args& serve) {
-  CLI::App* serve_cmd = app.add_subcommand(
-      "serve",
-      "Serve the metatensor/safetensors files of a directory over QUIC (spec 06 §10) until SIGINT/SIGTERM");
+  CLI::App* serve_cmd = app.add_subcommand("serve",
+                                           "Serve the metatensor/safetensors files of a directory over QUIC "
+                                           "(metatensor-format §10) until SIGINT/SIGTERM");
   serve_cmd
       ->add_option("dir", serve.dir, "Directory whose files are served (resource = path relative to DIR)")
       ->required()
@@ -75,9 +75,9 @@ CLI::App* add_serve(CLI::App& app, metatensor::cli::serve_args& serve) {
 
 // `fetch`: a remote file or some of its tensors (spec 06 §10).
 CLI::App* add_fetch(CLI::App& app, metatensor::cli::fetch_args& fetch) {
-  CLI::App* fetch_cmd = app.add_subcommand(
-      "fetch",
-      "Fetch a remote file, or some of its tensors, into a local file of the same size (spec 06 §10)");
+  CLI::App* fetch_cmd = app.add_subcommand("fetch",
+                                           "Fetch a remote file, or some of its tensors, into a local file "
+                                           "of the same size (metatensor-format §10)");
   fetch_cmd
       ->add_option("url", fetch.url,
                    "metatensor://HOST[:PORT]/NAME (QUIC, port 4433 by default, as served by `metatensor "
@@ -101,7 +101,8 @@ CLI::App* add_fetch(CLI::App& app, metatensor::cli::fetch_args& fetch) {
       ->type_name("PEM");
   fetch_cmd
       ->add_option("--urgency", fetch.urgency,
-                   "Priority of the requests, 0 (highest) to 7 (lowest), default 3 (QUIC only; §10.5)")
+                   "Priority of the requests, 0 (highest) to 7 (lowest), default 3 (QUIC only; "
+                   "metatensor-format §10.5)")
       ->check(CLI::Range(0u, 7u))
       ->type_name("U");
   fetch_cmd
@@ -123,10 +124,12 @@ CLI::App* add_fetch(CLI::App& app, metatensor::cli::fetch_args& fetch) {
 int main(int argc, char** argv) {
   std::ios::sync_with_stdio(false);
   const std::string version(tensogram::library_version());
-  CLI::App app("metatensor " + version +
-                   ": schema-driven tensors (flat arrays, records, strings, ragged lists) inside valid "
-                   "safetensors files, format version 1. See docs/metatensor.md.",
-               "metatensor");
+  CLI::App app(
+      "metatensor " + version +
+          ": schema-driven tensors (flat arrays, records, strings, ragged lists) inside valid "
+          "safetensors files, format version 1 (docs/metatensor-format.md; §N.M in messages cite its "
+          "sections). See docs/metatensor.md.",
+      "metatensor");
   app.set_version_flag("-V,--version", "metatensor " + version, "Print version and exit");
   app.require_subcommand(1, 1);
   bool quiet = false;
@@ -142,7 +145,7 @@ int main(int argc, char** argv) {
 
   metatensor::cli::validate_args validate;
   CLI::App* validate_cmd = app.add_subcommand(
-      "validate", "Check files against spec 06 §8: structural by default, every value with --deep");
+      "validate", "Check files against metatensor-format §8: structural by default, every value with --deep");
   validate_cmd->add_option("files", validate.files, "Metatensor or plain safetensors files")
       ->required()
       ->type_name("FILES");
@@ -151,10 +154,12 @@ int main(int argc, char** argv) {
                          "(plain safetensors files: BOOL bytes)");
   validate_cmd->add_flag("-j,--json", validate.json, "JSON output (an array, one object per file)");
   validate_cmd->footer(
-      "Each file is first checked as safetensors (spec 06 §2: header, dtypes, shapes, data offsets). One "
+      "Each file is first checked as safetensors (metatensor-format §2: header, dtypes, shapes, data "
+      "offsets). One "
       "without a metatensor.version key is reported as 'valid safetensors, no metatensor schema'.\nExit "
-      "status: 0 every file is a valid metatensor file; 1 some file is invalid (the spec's error name is "
-      "shown); 3 every file is valid but some are plain safetensors files.");
+      "status: 0 every file is a valid metatensor file; 1 some file is invalid (the format's error name is "
+      "shown); 2 usage error; 3 every file is valid but some are plain safetensors files (metatensor-format "
+      "§8.5).");
 
   metatensor::cli::dump_args dump;
   CLI::App* dump_cmd = app.add_subcommand(
@@ -173,9 +178,9 @@ int main(int argc, char** argv) {
   dump_cmd->add_flag("-j,--json", dump.json, "JSON output");
 
   metatensor::cli::diff_args diff;
-  CLI::App* diff_cmd = app.add_subcommand(
-      "diff",
-      "Classify schema changes (spec 06 §11): exit 1 when files written with OLD cannot be read as NEW");
+  CLI::App* diff_cmd = app.add_subcommand("diff",
+                                          "Classify schema changes (metatensor-format §11): exit 1 when "
+                                          "files written with OLD cannot be read as NEW");
   diff_cmd->add_option("old", diff.old_path, "The writer schema: a .json schema or a metatensor file")
       ->required()
       ->type_name("OLD");

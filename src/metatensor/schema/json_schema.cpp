@@ -278,8 +278,8 @@ json_schema_evaluator::compiled::compiled(std::shared_ptr<const schema_document>
 std::size_t json_schema_evaluator::compiled::reach(std::size_t n) {
   if (nodes[n].reached) return n;
   if (document->at(n).level > max_schema_nesting) {
-    fail(errc::mt_limit,
-         "subschemas nested deeper than 64 levels at " + schema_at(*nodes[n].where) + " (spec 06 §8.4)");
+    fail(errc::mt_limit, "subschemas nested deeper than 64 levels at " + schema_at(*nodes[n].where) +
+                             " (metatensor-format §8.4)");
   }
   nodes[n].reached = true;
   queue.push_back(n);
@@ -304,7 +304,7 @@ void json_schema_evaluator::compiled::compile_node(std::size_t n) {
     if (std::find(detail::rejected_keywords.begin(), detail::rejected_keywords.end(), key) !=
         detail::rejected_keywords.end()) {
       fail(errc::mt_schema_dialect, "keyword \"" + key + "\" at " + schema_at(*s.where) +
-                                        " is outside the metatensor schema dialect (spec 06 §4.3)");
+                                        " is outside the metatensor schema dialect (metatensor-format §4.3)");
     }
     const json& v = it.value();
     (void)(compile_core_keyword(n, key, v) || compile_validation_keyword(n, key, v) ||
@@ -324,7 +324,7 @@ bool json_schema_evaluator::compiled::compile_core_keyword(std::size_t n, const 
   if (key == "$schema") {
     if (!v.is_string() || v.get_ref<const std::string&>() != schema_dialect_uri) {
       fail(errc::mt_schema_dialect, "\"$schema\" at " + schema_at(*s.where) + " must be \"" +
-                                        std::string(schema_dialect_uri) + "\" (spec 06 §4.1)");
+                                        std::string(schema_dialect_uri) + "\" (metatensor-format §4.1)");
     }
   } else if (key == "$id") {
     if (!v.is_string()) malformed(*s.where, key, "a string");
@@ -428,8 +428,9 @@ bool json_schema_evaluator::compiled::compile_applicator_keyword(std::size_t n, 
   auto single = [&](schema_keyword k) { return reach(document->children(n, k).front()); };
   if (key == "items") {
     if (v.is_array()) {
-      fail(errc::mt_schema_dialect, "\"items\" at " + schema_at(where) +
-                                        " is an array; the dialect takes \"prefixItems\" (spec 06 §4.3)");
+      fail(errc::mt_schema_dialect,
+           "\"items\" at " + schema_at(where) +
+               " is an array; the dialect takes \"prefixItems\" (metatensor-format §4.3)");
     }
     s.items = single(schema_keyword::items);
   } else if (key == "prefixItems") {
@@ -450,8 +451,9 @@ bool json_schema_evaluator::compiled::compile_applicator_keyword(std::size_t n, 
     }
   } else if (key == "additionalProperties") {
     if (!v.is_boolean() || v.get<bool>()) {
-      fail(errc::mt_schema_dialect, "\"additionalProperties\" at " + schema_at(where) +
-                                        " must be false, the only value of the dialect (spec 06 §4.3)");
+      fail(errc::mt_schema_dialect,
+           "\"additionalProperties\" at " + schema_at(where) +
+               " must be false, the only value of the dialect (metatensor-format §4.3)");
     }
     s.no_additional_properties = true;
   } else if (key == "allOf") {
@@ -487,14 +489,15 @@ void json_schema_evaluator::compiled::resolve_ref(std::size_t n) {
       fail(errc::mt_schema_dialect, "\"$ref\" at " + schema_at(where) + " has a bad percent-escape");
     }
     if (r.status == reference_status::anchor) {
-      fail(errc::mt_schema_dialect, "\"$ref\": \"" + ref + "\" at " + schema_at(where) +
-                                        " is an anchor reference, not a JSON Pointer (spec 06 §4.3)");
+      fail(errc::mt_schema_dialect,
+           "\"$ref\": \"" + ref + "\" at " + schema_at(where) +
+               " is an anchor reference, not a JSON Pointer (metatensor-format §4.3)");
     }
     if (document->at(n).embedded) {
       fail(errc::mt_schema_dialect,
            "\"$ref\": \"" + ref + "\" at " + schema_at(where) +
                " is a fragment inside a subschema with its own \"$id\", which 2020-12 "
-               "resolves against that subschema, not the document (spec 06 §4.3)");
+               "resolves against that subschema, not the document (metatensor-format §4.3)");
     }
     if (r.status == reference_status::not_a_pointer) {
       fail(errc::mt_schema_dialect, "\"$ref\" at " + schema_at(where) + " is not a JSON Pointer");
@@ -510,7 +513,7 @@ void json_schema_evaluator::compiled::resolve_ref(std::size_t n) {
     fail(errc::mt_schema_dialect,
          "\"$ref\": \"" + ref + "\" at " + schema_at(where) +
              " is neither a same-document JSON Pointer fragment nor the \"$id\" of a "
-             "subschema; nothing is fetched (spec 06 §4.3)");
+             "subschema; nothing is fetched (metatensor-format §4.3)");
   }
   if (r.status == reference_status::ambiguous_id) {
     fail(errc::mt_schema_dialect, "\"$ref\": \"" + ref + "\" at " + schema_at(where) +
@@ -555,7 +558,7 @@ void json_schema_evaluator::compiled::reject_in_place_cycles() const {
       const std::size_t c = f.next[f.i++];
       if (colour[c] == grey) {
         fail(errc::mt_schema_dialect, "reference cycle through " + schema_at(*nodes[c].where) +
-                                          " never descends into the value (spec 06 §4.3)");
+                                          " never descends into the value (metatensor-format §4.3)");
       }
       if (colour[c] == white) {
         colour[c] = grey;
@@ -572,7 +575,7 @@ bool json_schema_evaluator::compiled::eval(std::size_t n, const json& v, std::st
                                            schema_violation* out) const {
   if (depth > max_evaluation_depth) {
     fail(errc::mt_limit, "schema evaluation deeper than " + std::to_string(max_evaluation_depth) +
-                             " levels at " + value_at(path) + " (spec 06 §8.4)");
+                             " levels at " + value_at(path) + " (metatensor-format §8.4)");
   }
   const node& s = nodes[n];
   if (s.is_boolean) {

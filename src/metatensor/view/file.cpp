@@ -33,8 +33,9 @@
 namespace metatensor {
 
 // §9: typed zero-copy views reinterpret little-endian bytes in place.
-static_assert(std::endian::native == std::endian::little,
-              "metatensor views need a little-endian host (spec 06 §9: big-endian readers convert)");
+static_assert(
+    std::endian::native == std::endian::little,
+    "metatensor views need a little-endian host (metatensor-format §9: big-endian readers convert)");
 
 namespace {
 

@@ -199,9 +199,9 @@ std::exception_ptr outcome(const transfer& t, CURLcode rc, const std::string& ur
           tensogram::remote_error(where + ": file changed on the server (HTTP 200 instead of 206: If-Range " +
                                   std::string(etag) + " no longer matches)"));
     }
-    return std::make_exception_ptr(tensogram::remote_error(
-        where +
-        ": the server ignored the Range header (HTTP 200): byte ranges are required (spec 06 §10.9)"));
+    return std::make_exception_ptr(
+        tensogram::remote_error(where + ": the server ignored the Range header (HTTP 200): byte ranges are "
+                                        "required (metatensor-format §10.9)"));
   }
   if (t.status != 0 && t.status != 206) {
     return std::make_exception_ptr(tensogram::remote_error(where + ": HTTP " + std::to_string(t.status)));

@@ -13,7 +13,7 @@ namespace {
 // §10.3: urgency is 0 (highest) to 7 (lowest).  Rejecting here keeps an
 // out-of-range value from silently sorting after every valid one.
 void check_priority(stream_priority p) {
-  if (p.urgency > 7) throw std::invalid_argument("stream urgency above 7 (spec 06 §10.3)");
+  if (p.urgency > 7) throw std::invalid_argument("stream urgency above 7 (metatensor-format §10.3)");
 }
 
 }  // namespace
