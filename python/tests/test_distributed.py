@@ -37,7 +37,7 @@ NLAT, NLON = 96, 192
 FILE_NAME = "fields.tgm"
 SZIP = {"szip_rsi": 128, "szip_block_size": 16, "szip_flags": 8}
 # The engine passes storage_options through to every worker's open.
-HTTP_OPTIONS = {"timeout": "30s"}
+HTTP_OPTIONS = {"timeout_ms": "30000"}
 
 # tornado (under distributed 2022.12) warns about its own event-loop setup.
 # The synchronous reference computations run while the client is active, on

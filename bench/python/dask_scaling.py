@@ -1,0 +1,158 @@
+"""The xarray engine on dask.distributed: one worker process against two.
+
+    PYTHONPATH=build-bench/python /usr/bin/python3 bench/python/dask_scaling.py [options]
+
+Writes (once; reused while its parameters match) a multi-message ``.tgm``
+file whose objects are compressed so that reading it is decode-bound, then
+computes the same reduction -- the mean of every field over its horizontal
+axes, for every message -- on a ``LocalCluster`` of 1 and then 2 worker
+processes with one thread each, opened with
+``tensogram_xarray.open_datasets(path, chunks={})`` (one dask chunk per
+object).  A warm-up run per cluster pays for imports and file opening; the
+timed runs follow.  The eager single-process figure (no dask: fully load,
+then reduce) is printed for reference, and every dask result is checked
+against it.
+
+Options: --dir (where the file goes; default: the system temp directory),
+--messages, --fields (objects per message), --side (each object is
+side x side float64), --pipeline (sp16-szip or zstd), --repeat, --json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import platform
+import statistics
+import tempfile
+import time
+
+import numpy as np
+
+import tensogram
+import tensogram_xarray
+
+SZIP = {"szip_rsi": 128, "szip_block_size": 16, "szip_flags": 8}
+PIPELINES = {
+    # GRIB-style: 16-bit simple packing, then szip; decodes to float64.
+    "sp16-szip": {"encoding": "simple_packing", "sp_bits_per_value": 16, "compression": "szip", **SZIP},
+    "zstd": {"compression": "zstd", "zstd_level": 3},
+}
+
+
+def smooth_field(rng: np.random.Generator, side: int, phase: float) -> np.ndarray:
+    """A smooth large-scale pattern plus small noise: compresses like real
+    gridded fields do (much better than white noise, far from trivially)."""
+    y = np.linspace(0.0, np.pi, side)[:, None]
+    x = np.linspace(0.0, 2.0 * np.pi, side)[None, :]
+    base = 280.0 + 25.0 * np.cos(y) * np.sin(3.0 * x + phase) + 5.0 * np.sin(7.0 * y + phase)
+    return base + 0.5 * rng.standard_normal((side, side))
+
+
+def write_file(path: str, messages: int, fields: int, side: int, pipeline: str) -> None:
+    rng = np.random.default_rng(1)
+    desc = {"type": "ntensor", "shape": [side, side], "dtype": "float64", **PIPELINES[pipeline]}
+    tmp = path + ".part"
+    f = tensogram.TensogramFile.create(tmp)
+    for m in range(messages):
+        meta = {"base": [{"name": f"f{k}", "mars": {"step": 6 * m}} for k in range(fields)]}
+        f.append(meta, [(desc, smooth_field(rng, side, 0.1 * m + k)) for k in range(fields)])
+    del f
+    os.replace(tmp, path)
+
+
+def timed_runs(n_workers: int, path: str, repeat: int, workdir: str) -> tuple[list[float], dict]:
+    from distributed import Client, LocalCluster
+
+    cluster = LocalCluster(
+        processes=True,
+        n_workers=n_workers,
+        threads_per_worker=1,
+        dashboard_address=None,
+        local_directory=workdir,
+        silence_logs=logging.ERROR,
+    )
+    try:
+        with Client(cluster) as client:
+            client.wait_for_workers(n_workers)
+            (ds,) = tensogram_xarray.open_datasets(path, chunks={})
+            reduction = ds.mean(("dim_0", "dim_1"))
+            result = reduction.compute()  # warm-up: imports, opening the file
+            times = []
+            for _ in range(repeat):
+                t0 = time.perf_counter()
+                result = reduction.compute()
+                times.append(time.perf_counter() - t0)
+            return times, {name: result[name].values for name in result.data_vars}
+    finally:
+        cluster.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dir", default=tempfile.gettempdir())
+    parser.add_argument("--messages", type=int, default=48)
+    parser.add_argument("--fields", type=int, default=4)
+    parser.add_argument("--side", type=int, default=1024)
+    parser.add_argument("--pipeline", choices=sorted(PIPELINES), default="sp16-szip")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    args = parser.parse_args()
+
+    name = f"dask-scaling-{args.pipeline}-{args.messages}x{args.fields}x{args.side}.tgm"
+    path = os.path.join(args.dir, name)
+    if not os.path.exists(path):
+        t0 = time.perf_counter()
+        write_file(path, args.messages, args.fields, args.side, args.pipeline)
+        if not args.json:
+            print(f"wrote {path} in {time.perf_counter() - t0:.1f} s")
+    file_mb = os.path.getsize(path) / 1e6
+    decoded_mb = args.messages * args.fields * args.side * args.side * 8 / 1e6
+
+    # Eager reference: one process, no dask.
+    t0 = time.perf_counter()
+    (eager,) = tensogram_xarray.open_datasets(path)
+    expected = eager.load().mean(("dim_0", "dim_1"))
+    eager_s = time.perf_counter() - t0
+    del eager
+
+    figures = {}
+    with tempfile.TemporaryDirectory(prefix="dask-scaling-") as workdir:
+        for n in (1, 2):
+            times, result = timed_runs(n, path, args.repeat, workdir)
+            for var, values in result.items():
+                # Chunked means sum in a different order than numpy's.
+                np.testing.assert_allclose(values, expected[var].values, rtol=1e-12)
+            figures[n] = times
+
+    med1, med2 = statistics.median(figures[1]), statistics.median(figures[2])
+    report = {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}",
+        "pipeline": args.pipeline,
+        "messages": args.messages,
+        "objects": args.messages * args.fields,
+        "file_MB": round(file_mb, 1),
+        "decoded_MB": round(decoded_mb, 1),
+        "eager_one_process_s": round(eager_s, 3),
+        "one_worker_s": [round(t, 3) for t in figures[1]],
+        "two_workers_s": [round(t, 3) for t in figures[2]],
+        "speedup_median": round(med1 / med2, 2),
+    }
+    if args.json:
+        print(json.dumps(report))
+        return
+    print(
+        f"{report['objects']} objects ({args.pipeline}), file {file_mb:.0f} MB, decoded {decoded_mb:.0f} MB; "
+        f"{report['machine']}"
+    )
+    print(f"eager, one process, no dask: {eager_s:.2f} s")
+    print(f"1 worker : median {med1:.2f} s  runs {report['one_worker_s']}")
+    print(f"2 workers: median {med2:.2f} s  runs {report['two_workers_s']}")
+    print(f"speed-up (median 1 worker / median 2 workers): {med1 / med2:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
