@@ -5,11 +5,11 @@
 Writes (once; reused while its parameters match) a multi-message ``.tgm``
 file whose objects are compressed so that reading it is decode-bound, then
 computes the same reduction -- the mean of every field over its horizontal
-axes, for every message -- on a ``LocalCluster`` of 1 and then 2 worker
+axes, for every message -- on a ``LocalCluster`` of 1 and one of 2 worker
 processes with one thread each, opened with
 ``tensogram_xarray.open_datasets(path, chunks={})`` (one dask chunk per
 object).  A warm-up run per cluster pays for imports and file opening; the
-timed runs follow.  The eager single-process figure (no dask: fully load,
+timed runs follow, alternating between the two clusters.  The eager single-process figure (no dask: fully load,
 then reduce) is printed for reference, and every dask result is checked
 against it.
 
@@ -63,7 +63,7 @@ def write_file(path: str, messages: int, fields: int, side: int, pipeline: str) 
     os.replace(tmp, path)
 
 
-def timed_runs(n_workers: int, path: str, repeat: int, workdir: str) -> tuple[list[float], dict]:
+def start_cluster(n_workers: int, workdir: str):
     from distributed import Client, LocalCluster
 
     cluster = LocalCluster(
@@ -74,20 +74,24 @@ def timed_runs(n_workers: int, path: str, repeat: int, workdir: str) -> tuple[li
         local_directory=workdir,
         silence_logs=logging.ERROR,
     )
-    try:
-        with Client(cluster) as client:
-            client.wait_for_workers(n_workers)
-            (ds,) = tensogram_xarray.open_datasets(path, chunks={})
-            reduction = ds.mean(("dim_0", "dim_1"))
-            result = reduction.compute()  # warm-up: imports, opening the file
-            times = []
-            for _ in range(repeat):
-                t0 = time.perf_counter()
-                result = reduction.compute()
-                times.append(time.perf_counter() - t0)
-            return times, {name: result[name].values for name in result.data_vars}
-    finally:
-        cluster.close()
+    client = Client(cluster, set_as_default=False)
+    client.wait_for_workers(n_workers)
+    return cluster, client
+
+
+def run_once(client, path: str) -> tuple[float, dict]:
+    """Seconds for one reduction on *client*'s cluster, and its result.
+
+    The dataset is opened anew each time (outside the timing): its dask keys
+    are then new, so the scheduler cannot hand back results still held from
+    the previous run.
+    """
+    (ds,) = tensogram_xarray.open_datasets(path, chunks={})
+    reduction = ds.mean(("dim_0", "dim_1"))
+    t0 = time.perf_counter()
+    result = client.compute(reduction, sync=True)
+    elapsed = time.perf_counter() - t0
+    return elapsed, {name: result[name].values for name in result.data_vars}
 
 
 def main() -> None:
@@ -97,9 +101,10 @@ def main() -> None:
     parser.add_argument("--fields", type=int, default=4)
     parser.add_argument("--side", type=int, default=1024)
     parser.add_argument("--pipeline", choices=sorted(PIPELINES), default="sp16-szip")
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     args = parser.parse_args()
+    load_before = os.getloadavg()[0]
 
     name = f"dask-scaling-{args.pipeline}-{args.messages}x{args.fields}x{args.side}.tgm"
     path = os.path.join(args.dir, name)
@@ -118,19 +123,33 @@ def main() -> None:
     eager_s = time.perf_counter() - t0
     del eager
 
-    figures = {}
+    figures: dict[int, list[float]] = {1: [], 2: []}
     with tempfile.TemporaryDirectory(prefix="dask-scaling-") as workdir:
-        for n in (1, 2):
-            times, result = timed_runs(n, path, args.repeat, workdir)
-            for var, values in result.items():
-                # Chunked means sum in a different order than numpy's.
-                np.testing.assert_allclose(values, expected[var].values, rtol=1e-12)
-            figures[n] = times
+        clusters = {n: start_cluster(n, workdir) for n in (1, 2)}
+        try:
+            for _cluster, client in clusters.values():
+                run_once(client, path)  # warm-up: imports, opening the file
+            # Alternate the two clusters, so that a change in the machine's
+            # load during the run weighs on both alike.
+            for _ in range(args.repeat):
+                for n, (_cluster, client) in clusters.items():
+                    elapsed, result = run_once(client, path)
+                    for var, values in result.items():
+                        # Chunked means sum in another order than numpy's.
+                        np.testing.assert_allclose(values, expected[var].values, rtol=1e-12)
+                    figures[n].append(elapsed)
+        finally:
+            for cluster, client in clusters.values():
+                client.close()
+                cluster.close()
 
     med1, med2 = statistics.median(figures[1]), statistics.median(figures[2])
     report = {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}",
+        "machine": (
+            f"{platform.machine()}, {os.cpu_count()} CPUs, 1-min load average "
+            f"{load_before:.1f} before, {os.getloadavg()[0]:.1f} after"
+        ),
         "pipeline": args.pipeline,
         "messages": args.messages,
         "objects": args.messages * args.fields,
