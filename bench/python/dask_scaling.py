@@ -11,7 +11,9 @@ processes with one thread each, opened with
 object).  A warm-up run per cluster pays for imports and file opening; the
 timed runs follow, alternating between the two clusters.  The eager single-process figure (no dask: fully load,
 then reduce) is printed for reference, and every dask result is checked
-against it.
+against it.  The workers' CPU time per run is printed beside the wall time:
+on a machine shared with other work, wall time alone cannot tell a cluster
+that scales from one that was starved of CPU.
 
 Options: --dir (where the file goes; default: the system temp directory),
 --messages, --fields (objects per message), --side (each object is
@@ -70,7 +72,7 @@ def start_cluster(n_workers: int, workdir: str):
         processes=True,
         n_workers=n_workers,
         threads_per_worker=1,
-        dashboard_address=None,
+        dashboard_address=":0",
         local_directory=workdir,
         silence_logs=logging.ERROR,
     )
@@ -79,8 +81,14 @@ def start_cluster(n_workers: int, workdir: str):
     return cluster, client
 
 
-def run_once(client, path: str) -> tuple[float, dict]:
-    """Seconds for one reduction on *client*'s cluster, and its result.
+def workers_cpu_seconds(client) -> float:
+    """CPU time used so far by all worker processes of *client*'s cluster."""
+    return sum(client.run(time.process_time).values())
+
+
+def run_once(client, path: str) -> tuple[float, float, dict]:
+    """Wall seconds and worker CPU seconds for one reduction on *client*'s
+    cluster, and its result.
 
     The dataset is opened anew each time (outside the timing): its dask keys
     are then new, so the scheduler cannot hand back results still held from
@@ -88,10 +96,12 @@ def run_once(client, path: str) -> tuple[float, dict]:
     """
     (ds,) = tensogram_xarray.open_datasets(path, chunks={})
     reduction = ds.mean(("dim_0", "dim_1"))
+    cpu0 = workers_cpu_seconds(client)
     t0 = time.perf_counter()
     result = client.compute(reduction, sync=True)
     elapsed = time.perf_counter() - t0
-    return elapsed, {name: result[name].values for name in result.data_vars}
+    cpu = workers_cpu_seconds(client) - cpu0
+    return elapsed, cpu, {name: result[name].values for name in result.data_vars}
 
 
 def main() -> None:
@@ -124,6 +134,7 @@ def main() -> None:
     del eager
 
     figures: dict[int, list[float]] = {1: [], 2: []}
+    cpu_figures: dict[int, list[float]] = {1: [], 2: []}
     with tempfile.TemporaryDirectory(prefix="dask-scaling-") as workdir:
         clusters = {n: start_cluster(n, workdir) for n in (1, 2)}
         try:
@@ -133,11 +144,12 @@ def main() -> None:
             # load during the run weighs on both alike.
             for _ in range(args.repeat):
                 for n, (_cluster, client) in clusters.items():
-                    elapsed, result = run_once(client, path)
+                    elapsed, cpu, result = run_once(client, path)
                     for var, values in result.items():
                         # Chunked means sum in another order than numpy's.
                         np.testing.assert_allclose(values, expected[var].values, rtol=1e-12)
                     figures[n].append(elapsed)
+                    cpu_figures[n].append(cpu)
         finally:
             for cluster, client in clusters.values():
                 client.close()
@@ -158,6 +170,8 @@ def main() -> None:
         "eager_one_process_s": round(eager_s, 3),
         "one_worker_s": [round(t, 3) for t in figures[1]],
         "two_workers_s": [round(t, 3) for t in figures[2]],
+        "one_worker_cpu_s": [round(t, 3) for t in cpu_figures[1]],
+        "two_workers_cpu_s": [round(t, 3) for t in cpu_figures[2]],
         "speedup_median": round(med1 / med2, 2),
     }
     if args.json:
@@ -168,8 +182,12 @@ def main() -> None:
         f"{report['machine']}"
     )
     print(f"eager, one process, no dask: {eager_s:.2f} s")
-    print(f"1 worker : median {med1:.2f} s  runs {report['one_worker_s']}")
-    print(f"2 workers: median {med2:.2f} s  runs {report['two_workers_s']}")
+    for n, label, med in ((1, "1 worker ", med1), (2, "2 workers", med2)):
+        key = "one_worker" if n == 1 else "two_workers"
+        print(
+            f"{label}: median {med:.2f} s  runs {report[key + '_s']}  "
+            f"workers' CPU s per run {report[key + '_cpu_s']}"
+        )
     print(f"speed-up (median 1 worker / median 2 workers): {med1 / med2:.2f}x")
 
 

@@ -133,7 +133,9 @@ def client(tmp_path_factory):
         processes=True,
         n_workers=2,
         threads_per_worker=1,
-        dashboard_address=None,
+        # The scheduler serves HTTP even without a dashboard, on 8787 unless
+        # told otherwise: ":0" takes a free port instead of contending.
+        dashboard_address=":0",
         local_directory=str(workdir),
         silence_logs=logging.ERROR,
     )
@@ -149,11 +151,27 @@ def _workers(client) -> set[str]:
     return set(client.scheduler_info()["workers"])
 
 
-def _compute_on_workers(client, *lazy):
-    """Compute *lazy* on the cluster; returns the results and the workers
-    that ran the tasks.  Each worker's handle cache is emptied first, so
-    opened sources afterwards can only come from these tasks."""
+def _forget_results(client):
+    """Wait (bounded) until the scheduler holds no task: results of an
+    earlier computation with the same keys (``xr.open_dataset`` names its
+    chunks deterministically) would otherwise be handed back unread.
+    Then empty every worker's handle cache, so that sources opened
+    afterwards can only come from tasks that ran since."""
+
+    def held(dask_scheduler):
+        return len(dask_scheduler.tasks)
+
+    deadline = time.monotonic() + 20
+    while client.run_on_scheduler(held) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert client.run_on_scheduler(held) == 0, "the scheduler still holds earlier results"
     client.run(tensogram_xarray.clear_file_cache)
+
+
+def _compute_on_workers(client, *lazy):
+    """Compute *lazy* on the cluster, reading afresh; returns the results
+    and the workers that ran the tasks."""
+    _forget_results(client)
     with distributed.get_task_stream(client) as stream:
         results = client.compute(list(lazy), sync=True)
     ran_on = {record["worker"] for record in stream.data}
@@ -292,7 +310,7 @@ def test_every_worker_decodes_on_its_own(client, source):
     (lazy,) = [ds for ds in tensogram_xarray.open_datasets(src, storage_options=options, chunks={}) if "u" in ds]
     expected = None
     for worker in sorted(_workers(client)):
-        client.run(tensogram_xarray.clear_file_cache)
+        _forget_results(client)
         with distributed.get_task_stream(client) as stream:
             result = client.compute(lazy["u"].sum(), workers=[worker], allow_other_workers=False, sync=True)
         assert {r["worker"] for r in stream.data} == {worker}
