@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 xr = pytest.importorskip("xarray")
-pytest.importorskip("dask")
+dask = pytest.importorskip("dask")
 distributed = pytest.importorskip("distributed")
 
 import tensogram  # noqa: E402
@@ -129,6 +129,12 @@ def client(tmp_path_factory):
     """Two worker processes, one thread each; closed, with its processes,
     at the end of the module."""
     workdir = tmp_path_factory.mktemp("dask-workers")
+    # The in-process scheduler's event loop outlives the cluster, and with it
+    # the sampling profiler thread that takes the GIL every few milliseconds:
+    # left on, it slows every later test of this process (test_gil measures
+    # exactly that).
+    config = dask.config.set({"distributed.worker.profile.enabled": False})
+    config.__enter__()
     cluster = distributed.LocalCluster(
         processes=True,
         n_workers=2,
@@ -145,6 +151,7 @@ def client(tmp_path_factory):
             yield c
     finally:
         cluster.close()
+        config.__exit__(None, None, None)
 
 
 def _workers(client) -> set[str]:
