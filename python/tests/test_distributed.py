@@ -133,25 +133,23 @@ def client(tmp_path_factory):
     # the sampling profiler thread that takes the GIL every few milliseconds:
     # left on, it slows every later test of this process (test_gil measures
     # exactly that).
-    config = dask.config.set({"distributed.worker.profile.enabled": False})
-    config.__enter__()
-    cluster = distributed.LocalCluster(
-        processes=True,
-        n_workers=2,
-        threads_per_worker=1,
-        # The scheduler serves HTTP even without a dashboard, on 8787 unless
-        # told otherwise: ":0" takes a free port instead of contending.
-        dashboard_address=":0",
-        local_directory=str(workdir),
-        silence_logs=logging.ERROR,
-    )
-    try:
-        with distributed.Client(cluster) as c:
-            c.wait_for_workers(2, timeout=60)
-            yield c
-    finally:
-        cluster.close()
-        config.__exit__(None, None, None)
+    with dask.config.set({"distributed.worker.profile.enabled": False}):
+        cluster = distributed.LocalCluster(
+            processes=True,
+            n_workers=2,
+            threads_per_worker=1,
+            # The scheduler serves HTTP even without a dashboard, on 8787
+            # unless told otherwise: ":0" takes a free port instead.
+            dashboard_address=":0",
+            local_directory=str(workdir),
+            silence_logs=logging.ERROR,
+        )
+        try:
+            with distributed.Client(cluster) as c:
+                c.wait_for_workers(2, timeout=60)
+                yield c
+        finally:
+            cluster.close()
 
 
 def _workers(client) -> set[str]:
