@@ -81,3 +81,13 @@ def clear_file_cache() -> None:
     """Forget every cached ``TensogramFile`` handle of this process."""
     with _cache_lock:
         _cache.clear()
+
+
+def cached_sources() -> list[str]:
+    """Sources this process holds an open handle for, least recently used first.
+
+    For checking where reads happened, e.g. ``client.run(cached_sources)`` on
+    a ``dask.distributed`` cluster lists what each worker process opened.
+    """
+    with _cache_lock:
+        return [key[0] for key in _cache]

@@ -173,6 +173,37 @@ def _inner_dims(
     return tuple(n for n, _generic in resolve_dims(shape, coord_sizes, record.meta, record.extra))
 
 
+def _stacked_variable(
+    outer: tuple[str, ...], inner: tuple[str, ...], data: Any, attrs: dict
+) -> xr.Variable:
+    """Variable over *outer* + *inner* dims whose preferred dask chunks hold one
+    object each (a single cell of the outer grid), so that ``chunks={}`` hands
+    every object to its own task rather than decoding a whole stack in one."""
+    variable = xr.Variable(outer + inner, indexing.LazilyIndexedArray(data), attrs)
+    if outer:
+        variable.encoding["preferred_chunks"] = {d: 1 for d in outer}
+    return variable
+
+
+def chunk_per_object(dataset: xr.Dataset, chunks: dict) -> xr.Dataset:
+    """*dataset* as dask arrays with one chunk per stored object.
+
+    Outer (stacking) dimensions get chunks of 1, as the variables'
+    ``preferred_chunks`` encoding says; inner dimensions stay whole.  Entries
+    of *chunks* (a ``Dataset.chunk`` mapping) override those defaults.
+    """
+    sizes: dict = {}
+    for variable in dataset.data_vars.values():
+        sizes.update(variable.encoding.get("preferred_chunks", {}))
+    sizes.update(chunks)
+    chunked = dataset.chunk(sizes)
+    for name, variable in dataset.data_vars.items():
+        # Dataset.chunk keeps no encoding in every xarray version: carry the
+        # per-object chunk hint over so a later re-chunk can use it too.
+        chunked[name].encoding.update(variable.encoding)
+    return chunked
+
+
 def _group_dataset(
     records: list[_Record],
     coords: dict[str, xr.Variable],
@@ -261,9 +292,7 @@ def _group_dataset(
                     )
                     ordered[flat_index] = r.array
                 data = StackedBackendArray(ordered, outer_shape)
-            data_vars[name] = xr.Variable(
-                tuple(dim_keys) + inner, indexing.LazilyIndexedArray(data), attrs
-            )
+            data_vars[name] = _stacked_variable(tuple(dim_keys), inner, data, attrs)
     else:
         # Fallback: stack each variable's objects in file order.
         single = len(by_name) == 1
@@ -277,9 +306,7 @@ def _group_dataset(
                 continue
             dim = "object" if single else f"{name}_object"
             data = StackedBackendArray([r.array for r in members], (len(members),))
-            data_vars[name] = xr.Variable(
-                (dim,) + inner, indexing.LazilyIndexedArray(data), attrs
-            )
+            data_vars[name] = _stacked_variable((dim,), inner, data, attrs)
             if single:
                 for k in candidates:
                     extra_coords[k] = xr.Variable(
@@ -299,6 +326,7 @@ def open_datasets(
     range_threshold: float = 0.5,
     verify_hash: bool = False,
     storage_options: dict | None = None,
+    chunks: dict | None = None,
 ) -> list[xr.Dataset]:
     """Open every message of a ``.tgm`` file as a list of lazy Datasets.
 
@@ -325,6 +353,10 @@ def open_datasets(
         Verify object hashes on full-object reads.
     storage_options
         Options for remote sources.
+    chunks
+        None (default): lazy numpy-backed variables.  A mapping (``{}`` for
+        the defaults): dask arrays with one chunk per stored object, the
+        mapping's ``Dataset.chunk`` entries overriding that per dimension.
 
     Returns
     -------
@@ -370,6 +402,9 @@ def open_datasets(
     if not groups:
         attrs = _dataset_attrs(records)
         return [xr.Dataset(coords=coords, attrs=attrs)]
-    return [
+    datasets = [
         _group_dataset(members, coords, dim_names, variable_key) for members in groups.values()
     ]
+    if chunks is not None:
+        datasets = [chunk_per_object(ds, chunks) for ds in datasets]
+    return datasets

@@ -741,6 +741,32 @@ def test_open_datasets_chunked_matches_eager(tmp_path):
     assert pickle.loads(pickle.dumps(chunked.data)).compute().shape == eager.shape
 
 
+def test_open_datasets_chunks_one_per_object(tmp_path, calls):
+    path, dates, steps, values = _cube_file(tmp_path)
+    grid = tensogram_xarray.open_datasets(path, chunks={})[0]
+    assert grid["t2m"].chunks == ((1, 1), (1, 1, 1), (3,), (4,))
+    assert grid["t2m"].encoding["preferred_chunks"] == {"mars.date": 1, "mars.step": 1}
+    assert payload_calls(calls) == []
+    # One chunk is one object: computing one cell decodes exactly that object.
+    cell = grid["t2m"].sel({"mars.date": dates[1], "mars.step": steps[2]}).compute()
+    np.testing.assert_array_equal(cell.values, values[(dates[1], steps[2])][0])
+    assert names(payload_calls(calls)) == ["file_decode_object"]
+    # Entries of the mapping override the per-object default.
+    grid = tensogram_xarray.open_datasets(path, chunks={"mars.step": 3})[0]
+    assert grid["t2m"].chunks == ((1, 1), (3,), (3,), (4,))
+    # No chunks: lazy but not dask.
+    assert tensogram_xarray.open_datasets(path)[0]["t2m"].chunks is None
+
+    messages = [
+        ({"base": [{"name": "v", "mars": {"date": d}}]}, [(desc([2]), np.full(2, k, "f4"))])
+        for k, d in enumerate([1, 2, 2])
+    ]
+    (fallback,) = tensogram_xarray.open_datasets(write_tgm(tmp_path / "dupe.tgm", messages), chunks={})
+    assert fallback["v"].dims == ("object", "dim_0")
+    assert fallback["v"].chunks == ((1, 1, 1), (2,))
+    np.testing.assert_array_equal(fallback["v"].values[:, 0], [0, 1, 2])
+
+
 def test_open_datasets_lockstep_key_becomes_auxiliary_coordinate(tmp_path):
     messages = []
     for i, step in enumerate([0, 6, 12]):
