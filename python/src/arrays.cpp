@@ -199,7 +199,7 @@ void warn_reinterpreted(const data_object_descriptor& d) {
                            std::string(byte_order_name(d.effective_byte_order())) +
                            "-endian) object's bytes as reinterpreted float64: the decoded values are what "
                            "the reference decoder returns, not the original data";
-  if (PyErr_WarnEx(PyExc_UserWarning, text.c_str(), 1) != 0) throw py::error_already_set();
+  warn_caller(text);
 }
 
 py::array object_array(const decoded_object& object, const message_source& source) {

@@ -48,6 +48,11 @@ void register_errors(py::module_& m);
 /// for None); without the `argument` prefix when `param` is empty.
 [[noreturn]] void raise_not_instance(py::handle obj, std::string_view param, std::string_view type);
 
+/// `UserWarning(text)` attributed to the Python line that called into the
+/// module (stacklevel 1, spec 08 §1.11), looking through the thin wrapper of
+/// `tensogram/_arguments.py` that public calls pass.
+void warn_caller(const std::string& text);
+
 /// `True`/`False` or `numpy.bool_`, nothing else (spec 08 §1.12: PyO3 rejects
 /// `0`, `1` and `None` for a `bool` parameter with `raise_not_instance`).
 [[nodiscard]] bool strict_bool_arg(py::handle value, std::string_view param);

@@ -99,6 +99,20 @@ void raise_not_instance(py::handle obj, std::string_view param, std::string_view
   throw py::type_error(text);
 }
 
+void warn_caller(const std::string& text) {
+  int level = 1;
+  if (PyFrameObject* frame = PyEval_GetFrame(); frame != nullptr) {  // borrowed
+    const py::object code =
+        py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(PyFrame_GetCode(frame)));
+    const std::string file = py::str(code.attr("co_filename"));
+    constexpr std::string_view wrapper = "/tensogram/_arguments.py";
+    if (file.size() >= wrapper.size() &&
+        file.compare(file.size() - wrapper.size(), wrapper.size(), wrapper) == 0)
+      level = 2;
+  }
+  if (PyErr_WarnEx(PyExc_UserWarning, text.c_str(), level) != 0) throw py::error_already_set();
+}
+
 bool strict_bool_arg(py::handle value, std::string_view param) {
   if (PyBool_Check(value.ptr())) return value.ptr() == Py_True;
   if (py::isinstance(value, py::module_::import("numpy").attr("bool_")))

@@ -277,7 +277,7 @@ data_object_descriptor descriptor_from_dict(py::handle dict) {
         "params) but is not canonical and may produce unexpected results in downstream tools. See "
         "examples/python/02b_generic_metadata.py for the recommended pattern.";
     if (text.find('\0') != std::string::npos) value_error("internal: warning message contained NUL");
-    if (PyErr_WarnEx(PyExc_UserWarning, text.c_str(), 1) != 0) throw py::error_already_set();
+    warn_caller(text);
   }
   return desc;
 }

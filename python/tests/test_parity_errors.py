@@ -373,3 +373,36 @@ def test_metadata_integers_beyond_int64_read_back_exactly():
     meta = tensogram.decode_metadata(msg)
     assert meta["big"] == 2 ** 64 - 1 and meta["edge"] == 2 ** 63 and meta.extra["small"] == -2 ** 63
     assert meta.base[0]["big"] == 2 ** 64 - 1
+
+
+# ---- §1.12 argument counts, keywords and kinds: CPython's texts, as PyO3 gives them ----------------
+
+def test_argument_count_and_keyword_texts(tmp_path):
+    msg = tensogram.encode({}, [(D, A)])
+    path = str(tmp_path / "a.tgm")
+    with tensogram.TensogramFile.create(path) as f:
+        f.append({}, [(D, A)])
+    f = tensogram.TensogramFile.open(path)
+    _raises(TypeError, "decode() missing 1 required positional argument: 'buf'", lambda: tensogram.decode())
+    _raises(TypeError, "decode() takes from 1 to 5 positional arguments but 6 were given",
+            lambda: tensogram.decode(msg, True, 0, True, False, 7))
+    _raises(TypeError, "decode() got an unexpected keyword argument 'bogus'", lambda: tensogram.decode(msg, bogus=1))
+    _raises(TypeError, "decode_range() missing 1 required positional argument: 'ranges'",
+            lambda: tensogram.decode_range(msg, 0))
+    _raises(TypeError, "TensogramFile.open() missing 1 required positional argument: 'source'",
+            lambda: tensogram.TensogramFile.open())
+    _raises(TypeError, "TensogramFile.open() takes 1 positional argument but 2 were given",
+            lambda: tensogram.TensogramFile.open(path, False))
+    _raises(TypeError, "TensogramFile.decode_message() got an unexpected keyword argument 'idx'",
+            lambda: f.decode_message(idx=0))
+    _raises(TypeError, "StreamingEncoder.write_object() missing 2 required positional arguments: "
+            "'descriptor_dict' and 'data'", lambda: tensogram.StreamingEncoder({}).write_object())
+    _raises(TypeError, "argument 'index': 'str' object cannot be interpreted as an integer",
+            lambda: tensogram.decode_object(msg, "0"))
+    _raises(TypeError, "argument 'msg_index': 'float' object cannot be interpreted as an integer",
+            lambda: f.file_decode_object(0.5, 0))
+    _raises(TypeError, "argument 'level': 'int' object is not an instance of 'str'",
+            lambda: tensogram.validate(msg, level=3))
+    # Successful calls are untouched: same results, numpy bools and keywords work.
+    assert tensogram.decode(msg, native_byte_order=np.bool_(True)).objects[0][1].tolist() == [1.0, 1.0]
+    assert f.decode_message(0).objects[0][1].tolist() == [1.0, 1.0]
