@@ -142,7 +142,8 @@ def schema_from_dtype(dtype: DTypeLike) -> Schema:
     if _text_kind(dt):
         return string()
     if dt.kind == "O":
-        raise TypeError("numpy object dtype: the element type is unknown (give a schema, or str/bytes/arrays)")
+        raise TypeError("numpy object dtype: safetensors cannot hold Python objects (give a schema, or str, bytes "
+                        "or numpy arrays)")
     try:
         return scalar(dt)
     except (TypeError, ValueError) as e:

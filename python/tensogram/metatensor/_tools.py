@@ -105,6 +105,8 @@ def _schema_of(source: Union[Schema, str, bytes, "os.PathLike[str]"]) -> str:
     if not isinstance(source, (str, os.PathLike)):
         raise TypeError(f"a schema is a dict, JSON text or a path, got {type(source).__name__}")
     path = os.fspath(source)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"No such file or directory: {path!r}")
     embedded = _metatensor.embedded_schema(path)
     if embedded is not None:
         return embedded

@@ -33,10 +33,10 @@ def _coded_error(code: str, message: str) -> Exception:
 
 def _nested(value: Any, is_leaf: Callable[[Any], bool], where: str) -> Tuple[Tuple[int, ...], List[Any]]:
     """(dims, leaves in C order) of nested lists/tuples (or an object/text ndarray) of leaves."""
-    if is_leaf(value):
-        return (), [value]
     if isinstance(value, np.ndarray) and value.dtype.kind in "OUS":
         return tuple(value.shape), list(value.reshape(-1))
+    if is_leaf(value):
+        return (), [value]
     if isinstance(value, (list, tuple)):
         if not value:
             return (0,), []
@@ -182,6 +182,10 @@ def _infer_node(name: str, value: Any) -> Schema:
             raise TypeError(f"tensor {name!r}: values of type {type(value).__name__}, which safetensors "
                             "cannot hold (give str, bytes or numpy arrays, or a schema)")
         return tensor_schema(schema_from_dtype(array.dtype), array.ndim)
+    for v in leaves:
+        if not (_is_text_leaf(v) or _is_ragged_leaf(v)):
+            raise TypeError(f"tensor {name!r}: an element of type {type(v).__name__}, which safetensors cannot hold "
+                            "(give str, bytes or numpy arrays, or a schema)")
     kinds = {str if isinstance(v, str) else bytes if isinstance(v, _BYTES) else np.ndarray for v in leaves}
     if len(kinds) != 1:
         raise TypeError(f"tensor {name!r}: mixes {sorted(k.__name__ for k in kinds)}; one tensor holds strings, "
@@ -234,9 +238,9 @@ def _entry(name: str, value: Any, layout: Dict[str, Any]) -> tuple:
             array = _flat_array(value)
             if target is not None and array.dtype.newbyteorder("<") != target.newbyteorder("<"):
                 if array.dtype.kind not in "OUSV" and np.can_cast(array.dtype, target, "safe"):
-                    array = np.ascontiguousarray(array, dtype=target.newbyteorder("<"))
+                    array = np.asarray(array, dtype=target.newbyteorder("<"), order="C")
         else:
-            array = np.ascontiguousarray(np.asarray(value, dtype=target), dtype=target.newbyteorder("<"))
+            array = np.asarray(np.asarray(value, dtype=target), dtype=target.newbyteorder("<"), order="C")
         if array.dtype.kind in "OUSV":
             raise TypeError(f"{where}: numpy dtype {array.dtype}, which safetensors cannot hold in a flat tensor")
         return (name, "flat", list(array.shape), array)
