@@ -29,8 +29,9 @@ import numpy as _np
 
 from .. import _metatensor
 from .._metatensor import BlobSequence, MetatensorError, TensorNotFoundError
-from ._schema import (binary, check_schema, file_schema, fixed_array, ragged, scalar, schema_from_dtype, string,
-                      struct, tensor, tuple_of)
+from . import _schema, _tools, _writer
+from ._schema import (SCHEMA_DIALECT, binary, check_schema, file_schema, fixed_array, ragged, scalar,
+                      schema_from_dtype, string, struct, tensor, tuple_of)
 from ._tools import SchemaChange, SchemaDiff, ValidationResult, diff, validate
 from ._writer import infer_schema, save, save_file
 
@@ -42,26 +43,10 @@ __all__ = [
     "load",
     "load_file",
     "safe_open",
-    "save",
-    "save_file",
-    # writing records and blobs, validation, schema evolution (_schema, _writer, _tools)
-    "SchemaChange",
-    "SchemaDiff",
-    "ValidationResult",
-    "binary",
-    "check_schema",
-    "diff",
-    "file_schema",
-    "fixed_array",
-    "infer_schema",
-    "ragged",
-    "scalar",
-    "schema_from_dtype",
-    "string",
-    "struct",
-    "tensor",
-    "tuple_of",
-    "validate",
+    # writing every kind of tensor, schemas, validation, schema evolution
+    *_writer.__all__,
+    *_schema.__all__,
+    *_tools.__all__,
 ]
 
 #: The name safetensors programs catch (``from safetensors import SafetensorError``).
