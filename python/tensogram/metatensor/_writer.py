@@ -40,6 +40,8 @@ def _nested(value: Any, is_leaf: Callable[[Any], bool], where: str) -> Tuple[Tup
     if isinstance(value, (list, tuple)):
         if not value:
             return (0,), []
+        if all(map(is_leaf, value)):  # the common one-dimensional case, without a call per element
+            return (len(value),), list(value)
         parts = [_nested(v, is_leaf, f"{where}[{i}]") for i, v in enumerate(value)]
         dims = parts[0][0]
         for i, (d, _) in enumerate(parts):
@@ -104,6 +106,8 @@ def _list_bytes(v: Any, element: np.dtype, where: str) -> bytes:
         raise ValueError(f"{where}: an array of shape {v.shape} for a list of {element} "
                          f"(expected (n, {', '.join(map(str, eshape))}))" if eshape else
                          f"{where}: an array of shape {v.shape} for a list of {element} (expected 1-D)")
+    if v.dtype == base and v.flags.c_contiguous:
+        return v.tobytes()  # already the packed elements (base is little-endian)
     out = np.zeros(v.shape, dtype=base)
     if base.names is not None:
         _fill_plain(out, v, where)
@@ -255,7 +259,9 @@ def _entry(name: str, value: Any, layout: Dict[str, Any]) -> tuple:
     # blob: strings, or lists (bytes / ragged arrays)
     if layout["item"] == "string":
         dims, leaves = _nested(value, _is_text_leaf, where)
-        return (name, "string", list(dims), [_cut_nul(v) for v in leaves])
+        if isinstance(value, np.ndarray):  # numpy text ends at the first NUL
+            leaves = [_cut_nul(v) for v in leaves]
+        return (name, "string", list(dims), leaves)
     dims, leaves = _nested(value, _is_ragged_leaf, where)
     element = layout["element"]
     return (name, "list", list(dims), [_list_bytes(v, element, f"{where} element {i}") for i, v in enumerate(leaves)])
