@@ -115,6 +115,12 @@ class record_writer {
   void set_string(std::size_t record, std::string_view field_path, std::string_view text);
   /// A List field: packed elements of its element type (a whole number of them).
   void set_list_bytes(std::size_t record, std::string_view field_path, std::span<const std::byte> packed);
+  /// The fixed-size bytes of every record at once, `size()` records in the
+  /// layout of the schema (field offsets, record size), checked as
+  /// `set_bytes` checks them (padding zero, BOOL 0/1). The bytes at String
+  /// and List fields are ignored: their contents are set with `set_string` /
+  /// `set_list_bytes`, and their BlobRefs are computed when serialising.
+  void set_all_bytes(std::span<const std::byte> records);
 
  private:
   friend class file_builder;

@@ -23,7 +23,7 @@ def blocks() -> list[str]:
 
 def test_the_tutorial_runs(tmp_path, rng, capsys):
     code = blocks()
-    assert len(code) == 4
+    assert len(code) == 8
     namespace: dict = {}
     exec(code[0], namespace)
     exec(code[1], namespace)
@@ -37,3 +37,14 @@ def test_the_tutorial_runs(tmp_path, rng, capsys):
         assert len(scope["heavy"]) == sum(r["mass"] > 1.0 for r in vals["particles"])
     exec(code[3], {})
     assert capsys.readouterr().out.splitlines()[-1].startswith("ST_HEADER_LENGTH ST_HEADER_LENGTH:")
+
+
+def test_the_writing_validation_and_diff_steps_run(capsys):
+    code = blocks()
+    exec(code[4], {})  # records, strings, bytes, ragged rows; asserts what it reads back
+    assert capsys.readouterr().out.strip() == str({"type": "array", "items": mt.string()})
+    exec(code[5], {})  # an explicit schema
+    exec(code[6], {})  # validate
+    assert capsys.readouterr().out.strip() == "ST_INCOMPLETE"
+    exec(code[7], {})  # diff
+    assert capsys.readouterr().out.strip().splitlines()[-1] == "verdict: convertible"

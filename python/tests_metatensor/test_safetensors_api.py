@@ -213,8 +213,8 @@ def test_safe_open_without_with_and_close(tmp_path):
 
 
 def test_save_refuses_what_the_format_cannot_hold():
-    with pytest.raises(TypeError, match="safetensors cannot hold"):
-        mt.save({"s": np.array(["a", "b"])})
+    # Text arrays are String tensors (test_writer.py); arbitrary objects have no equivalent.
+    assert list(mt.load(mt.save({"s": np.array(["a", "b"])}))["s"]) == ["a", "b"]
     with pytest.raises(TypeError, match="safetensors cannot hold"):
         mt.save({"o": np.array([object()])})
     with pytest.raises(TypeError):

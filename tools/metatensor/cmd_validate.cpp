@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <metatensor.hpp>
+#include <tensogram/core/buffer.hpp>
 
 #include "metatensor_commands.hpp"
 #include "progress.hpp"
@@ -16,28 +17,17 @@
 namespace metatensor::cli {
 namespace {
 
-// Checks one file; fills "valid", "format" and "error" of `entry`.
+// Checks one file (metatensor::validate_image, the verdict Python's
+// `validate` shares); fills "valid", "format" and "level" of `entry`.
 void validate_one(const std::string& path, bool deep, nlohmann::json& entry) {
-  const safetensors::file base = safetensors::file::open(path);  // §2, in full
-  if (base.metadata().count("metatensor.version") == 0) {
-    entry["format"] = "safetensors";
-    entry["level"] = "safetensors";
-    if (deep) {
-      // §8.1's deep checks that apply without a schema: BOOL bytes.
-      for (const auto& t : base.tensors()) {
-        if (t.type() != dtype::boolean) continue;
-        (void)flat_elements(t, 0, t.element_count());
-      }
-      entry["level"] = "safetensors, deep";
-    }
-    entry["valid"] = true;
-    return;
+  file_format format = file_format::metatensor;
+  try {
+    format = validate_image(tensogram::buffer::map_file(path), deep);
+  } catch (const metatensor::error& e) {
+    throw e.with_context(path);
   }
-  entry["format"] = "metatensor";
-  const metatensor::file f = metatensor::file::open(path);
-  // Structural validation ends with the BlobRefs, which open defers (§8.1).
-  f.check_all_blob_refs();
-  if (deep) f.validate_deep();
+  entry["format"] = file_format_name(format);
+  if (format == file_format::safetensors) entry["level"] = deep ? "safetensors, deep" : "safetensors";
   entry["valid"] = true;
 }
 

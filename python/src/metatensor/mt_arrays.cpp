@@ -23,24 +23,6 @@ py::dtype blob_ref_dtype() {
   return py::dtype::from_args(fields);
 }
 
-// The numpy dtype of one record field or List element, fixed-array dims
-// included as a numpy sub-array shape.
-py::dtype type_dtype(const type_layout& t) {
-  py::dtype element = [&] {
-    switch (t.type) {
-      case value_type::scalar: return numpy_dtype(t.scalar);
-      case value_type::record: return record_dtype(*t.record);
-      case value_type::string:
-      case value_type::list: break;
-    }
-    return blob_ref_dtype();
-  }();
-  if (t.shape.empty()) return element;
-  py::tuple shape(t.shape.size());
-  for (std::size_t i = 0; i < t.shape.size(); ++i) shape[i] = py::int_(t.shape[i]);
-  return py::dtype::from_args(py::make_tuple(element, shape));
-}
-
 // One String or List element of a blob tensor or a record field.
 py::object blob_object(const opened_ptr& f, const type_layout& item, std::span<const std::byte> bytes) {
   if (item.type == value_type::string) {
@@ -143,6 +125,24 @@ py::object bfloat16_dtype() {
 }
 
 }  // namespace
+
+// The numpy dtype of one record field or List element, fixed-array dims
+// included as a numpy sub-array shape.
+py::dtype type_dtype(const type_layout& t) {
+  py::dtype element = [&] {
+    switch (t.type) {
+      case value_type::scalar: return numpy_dtype(t.scalar);
+      case value_type::record: return record_dtype(*t.record);
+      case value_type::string:
+      case value_type::list: break;
+    }
+    return blob_ref_dtype();
+  }();
+  if (t.shape.empty()) return element;
+  py::tuple shape(t.shape.size());
+  for (std::size_t i = 0; i < t.shape.size(); ++i) shape[i] = py::int_(t.shape[i]);
+  return py::dtype::from_args(py::make_tuple(element, shape));
+}
 
 py::dtype numpy_dtype(safetensors::dtype t) {
   using safetensors::dtype;

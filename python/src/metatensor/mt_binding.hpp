@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "metatensor/file.hpp"
@@ -68,6 +69,16 @@ void register_arrays(py::module_& m);
 
 // ---- writing (mt_writer.cpp) ------------------------------------------------
 
+/// The safetensors dtype of a numpy dtype (TypeError naming tensor `name`
+/// when safetensors has none).
+[[nodiscard]] safetensors::dtype dtype_of(const py::dtype& dt, const std::string& name);
 void register_writer(py::module_& m);
+
+// ---- records/blobs writer, validate, diff (mt_tools.cpp) -------------------
+
+/// The numpy dtype of a record field or List element (fixed-array dims as a
+/// sub-array shape; String/List as their BlobRef).
+[[nodiscard]] py::dtype type_dtype(const type_layout& t);
+void register_tools(py::module_& m);
 
 }  // namespace metatensor::python

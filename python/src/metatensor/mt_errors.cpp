@@ -29,7 +29,12 @@ PyObject* metatensor_error_type = nullptr;
 PyObject* not_found_error_type = nullptr;
 
 void raise_coded(PyObject* type, std::string_view code, const std::string& text) {
-  py::object exc = py::reinterpret_borrow<py::object>(type)(text);
+  // Messages quote input (a schema, a header), which may hold invalid UTF-8:
+  // replaced, so that the exception is still raised.
+  const auto message = py::reinterpret_steal<py::object>(
+      PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "replace"));
+  if (!message) throw py::error_already_set();
+  py::object exc = py::reinterpret_borrow<py::object>(type)(message);
   exc.attr("code") = code.empty() ? py::object(py::none()) : py::object(py::str(std::string(code)));
   PyErr_SetObject(type, exc.ptr());
 }

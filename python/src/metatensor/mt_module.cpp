@@ -156,6 +156,7 @@ PYBIND11_MODULE(_metatensor, m) {
   metatensor::python::register_errors(m);
   metatensor::python::register_arrays(m);
   metatensor::python::register_writer(m);
+  metatensor::python::register_tools(m);
   py::class_<py_file>(m, "File",
                       "An opened metatensor or plain safetensors file (use tensogram.metatensor.safe_open).")
       .def_static("open", &py_file::open, py::arg("path"), "Maps and validates a file (header only).")

@@ -15,8 +15,6 @@
 
 namespace metatensor::python {
 
-namespace {
-
 // The safetensors dtype of a numpy dtype (numpy's kind and item size).
 safetensors::dtype dtype_of(const py::dtype& dt, const std::string& name) {
   using safetensors::dtype;
@@ -47,6 +45,8 @@ safetensors::dtype dtype_of(const py::dtype& dt, const std::string& name) {
   throw py::type_error("tensor \"" + name + "\" has numpy dtype " + numpy_name +
                        ", which safetensors cannot hold");
 }
+
+namespace {
 
 // One input tensor: the array (C-contiguous, little-endian, as the Python
 // layer passes it) kept referenced while its bytes are read without the GIL.

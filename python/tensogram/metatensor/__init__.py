@@ -29,6 +29,11 @@ import numpy as _np
 
 from .. import _metatensor
 from .._metatensor import BlobSequence, MetatensorError, TensorNotFoundError
+from . import _schema, _tools, _writer
+from ._schema import (SCHEMA_DIALECT, binary, check_schema, file_schema, fixed_array, ragged, scalar,
+                      schema_from_dtype, string, struct, tensor, tuple_of)
+from ._tools import SchemaChange, SchemaDiff, ValidationResult, diff, validate
+from ._writer import infer_schema, save, save_file
 
 __all__ = [
     "BlobSequence",
@@ -38,8 +43,10 @@ __all__ = [
     "load",
     "load_file",
     "safe_open",
-    "save",
-    "save_file",
+    # writing every kind of tensor, schemas, validation, schema evolution
+    *_writer.__all__,
+    *_schema.__all__,
+    *_tools.__all__,
 ]
 
 #: The name safetensors programs catch (``from safetensors import SafetensorError``).
@@ -155,29 +162,3 @@ def load_file(filename: str | _os.PathLike[str]) -> Dict[str, Any]:
 def load(data: bytes) -> Dict[str, Any]:
     """Every tensor of a file image (copied once into aligned memory)."""
     return _load(_metatensor.File.from_bytes(bytes(data)))
-
-
-def _tensors(tensor_dict: Mapping[str, Any]) -> list[tuple[str, _np.ndarray]]:
-    out = []
-    for name, value in tensor_dict.items():
-        if not isinstance(name, str):
-            raise TypeError(f"tensor names must be str, got {type(name).__name__}")
-        array = _np.asarray(value)
-        # The format stores C-order little-endian bytes (asarray keeps 0-d
-        # arrays 0-d, ascontiguousarray would not).
-        out.append((name, _np.asarray(array, dtype=array.dtype.newbyteorder("<"), order="C")))
-    return out
-
-
-def save(tensor_dict: Mapping[str, Any], metadata: Optional[Mapping[str, str]] = None) -> bytes:
-    """The metatensor file image of ``{name: ndarray}`` (flat tensors) and user metadata."""
-    return _metatensor.serialize(_tensors(tensor_dict), dict(metadata or {}))
-
-
-def save_file(
-    tensor_dict: Mapping[str, Any],
-    filename: str | _os.PathLike[str],
-    metadata: Optional[Mapping[str, str]] = None,
-) -> None:
-    """``save`` written atomically to ``filename``."""
-    _metatensor.write_file(_tensors(tensor_dict), _os.fspath(filename), dict(metadata or {}))

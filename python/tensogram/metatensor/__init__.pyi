@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, Mapping, Optional, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 import numpy.typing as npt
 
 _Path = Union[str, os.PathLike[str]]
+# A schema node of the metatensor dialect (JSON Schema 2020-12 with TypeDef: keywords).
+_Schema = Dict[str, Any]
 # What get_tensor returns: ndarray (flat), structured ndarray (struct), BlobSequence (blob).
 _Tensor = Union[np.ndarray, "BlobSequence"]
 
@@ -48,7 +50,71 @@ class safe_open:
 
 def load_file(filename: _Path) -> Dict[str, _Tensor]: ...
 def load(data: bytes) -> Dict[str, _Tensor]: ...
-def save(tensor_dict: Mapping[str, Any], metadata: Optional[Mapping[str, str]] = None) -> bytes: ...
+def save(
+    tensor_dict: Mapping[str, Any],
+    metadata: Optional[Mapping[str, str]] = None,
+    *,
+    schema: Optional[Union[_Schema, str]] = None,
+    alignment: int = 64,
+) -> bytes: ...
 def save_file(
-    tensor_dict: Mapping[str, Any], filename: _Path, metadata: Optional[Mapping[str, str]] = None
+    tensor_dict: Mapping[str, Any],
+    filename: _Path,
+    metadata: Optional[Mapping[str, str]] = None,
+    *,
+    schema: Optional[Union[_Schema, str]] = None,
+    alignment: int = 64,
 ) -> None: ...
+
+# ---- schemas, writing records and blobs, validation, diffs (_schema.py, _writer.py, _tools.py)
+
+_DType = Union[np.dtype[Any], str, type]
+_SchemaSource = Union[_Schema, str, bytes, os.PathLike[str]]
+
+SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+def scalar(dtype: _DType) -> _Schema: ...
+def string() -> _Schema: ...
+def binary() -> _Schema: ...
+def ragged(element: Union[_DType, _Schema]) -> _Schema: ...
+def fixed_array(element: Union[_DType, _Schema], *shape: int) -> _Schema: ...
+def struct(fields: Mapping[str, Union[_DType, _Schema]], *, align: Optional[int] = None) -> _Schema: ...
+def tuple_of(*items: Union[_DType, _Schema]) -> _Schema: ...
+def schema_from_dtype(dtype: _DType) -> _Schema: ...
+def tensor(
+    element: Union[_DType, _Schema],
+    ndim: int = 1,
+    *,
+    dims: Optional[Sequence[Optional[int]]] = None,
+    align: Optional[int] = None,
+) -> _Schema: ...
+def file_schema(tensors: Mapping[str, _Schema], *, required: Optional[Iterable[str]] = None) -> _Schema: ...
+def check_schema(schema: Union[_Schema, str]) -> Dict[str, Dict[str, Any]]: ...
+def infer_schema(tensor_dict: Mapping[str, Any]) -> _Schema: ...
+
+class ValidationResult:
+    valid: bool
+    format: Optional[str]
+    level: str
+    code: Optional[str]
+    message: Optional[str]
+    def __bool__(self) -> bool: ...
+
+def validate(
+    source: Union[_Path, bytes], deep: bool = True, *, raise_on_error: bool = False
+) -> ValidationResult: ...
+
+class SchemaChange:
+    path: str
+    change: str
+    verdict: str
+
+class SchemaDiff:
+    verdict: str
+    changes: List[SchemaChange]
+    @property
+    def compatible(self) -> bool: ...
+    @property
+    def breaking(self) -> bool: ...
+
+def diff(old: _SchemaSource, new: _SchemaSource) -> SchemaDiff: ...

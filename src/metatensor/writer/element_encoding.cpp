@@ -19,6 +19,8 @@ bool is_zero(std::span<const std::byte> bytes) {
   return std::all_of(bytes.begin(), bytes.end(), [](std::byte b) { return b == std::byte{0}; });
 }
 
+}  // namespace
+
 // ---------------------------------------------------------------------------
 // Fixed-size bytes given raw: BOOL bytes must be 0 or 1 [MT_BOOL] and record
 // padding zero [MT_NONZERO_PADDING] (§6.2, §8.1), so that the file passes
@@ -38,8 +40,6 @@ void check_record(const record_layout& rec, std::span<const std::byte> bytes, co
     writer_error(errc::mt_nonzero_padding, where + ": tail padding of the record is not zero (§6.2)");
   }
 }
-
-}  // namespace
 
 void check_fixed(const type_layout& t, std::size_t consumed, std::span<const std::byte> bytes,
                  const std::string& where) {

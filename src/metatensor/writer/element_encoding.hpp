@@ -39,5 +39,7 @@ void encode_type(const type_layout& t, std::size_t k, const nlohmann::json& v, s
 /// passes deep validation.
 void check_fixed(const type_layout& t, std::size_t consumed, std::span<const std::byte> bytes,
                  const std::string& where);
+/// `check_fixed` for one whole record (`rec.size` bytes).
+void check_record(const record_layout& rec, std::span<const std::byte> bytes, const std::string& where);
 
 }  // namespace metatensor::detail

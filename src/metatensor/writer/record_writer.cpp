@@ -173,3 +173,28 @@ void record_writer::set_list_bytes(std::size_t record, std::string_view field_pa
 }
 
 }  // namespace metatensor
+
+namespace metatensor {
+
+void record_writer::set_all_bytes(std::span<const std::byte> records) {
+  detail::tensor_values& v = *values_;
+  const std::string& name = v.layout->name;
+  if (records.size() != v.data.size()) {
+    api_misuse("tensor " + detail::quoted(name) + ": " + std::to_string(records.size()) +
+               " bytes given for " + std::to_string(v.count) + " records of " +
+               std::to_string(v.element_size) + " bytes");
+  }
+  // Checked on a copy, so that a refused call leaves the records as they were.
+  std::vector<std::byte> data(records.begin(), records.end());
+  for (std::uint64_t r = 0; r < v.count; ++r) {
+    const std::span<std::byte> rec(data.data() + r * v.element_size, v.element_size);
+    // BlobRefs are the writer's to compute (§6.4): whatever the caller left there is not a value.
+    for (const auto& slot : *v.slots)
+      std::fill_n(rec.begin() + static_cast<std::ptrdiff_t>(slot.offset), 16, std::byte{0});
+    detail::check_record(*v.layout->record, rec,
+                         "tensor " + detail::quoted(name) + ", record " + std::to_string(r));
+  }
+  v.data = std::move(data);
+}
+
+}  // namespace metatensor
