@@ -6,6 +6,8 @@
 //   unknown tensor name → TensorNotFoundError (MetatensorError and KeyError,
 //     as safetensors programs catch KeyError)
 //   I/O → FileNotFoundError when the path does not exist, else OSError
+//   remote files: network failures → ConnectionError, time-outs →
+//     TimeoutError (both OSErrors)
 //   invalid arguments (wrong kind, bad value) → ValueError
 //
 // The translator is module-local: the `tensogram` extension's translator
@@ -43,6 +45,10 @@ void translate(std::exception_ptr p) {
     PyErr_SetString(PyExc_OSError, std::string(e.detail()).c_str());
   } catch (const tensogram::invalid_arg_error& e) {
     PyErr_SetString(PyExc_ValueError, std::string(e.detail()).c_str());
+  } catch (const tensogram::remote_error& e) {
+    PyErr_SetString(PyExc_ConnectionError, e.what());  // an OSError, as network failures are in Python
+  } catch (const tensogram::timeout_error& e) {
+    PyErr_SetString(PyExc_TimeoutError, e.what());
   } catch (const tensogram::error& e) {
     raise_coded(metatensor_error_type, "", e.what());
   }
