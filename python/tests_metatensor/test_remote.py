@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import re
 import threading
 
 import numpy as np
@@ -37,9 +38,9 @@ class _RangeServer(http.server.BaseHTTPRequestHandler):
         if not spec.startswith("bytes="):
             self.send_response(200)
             self.send_header("Content-Length", str(len(self.body)))
+            type(self).log.append((0, len(self.body)))  # before the client can see the reply
             self.end_headers()
             self.wfile.write(self.body)
-            type(self).log.append((0, len(self.body)))
             return
         start, end = (int(v) for v in spec[6:].split("-"))
         part = self.body[start:end + 1]
@@ -47,9 +48,9 @@ class _RangeServer(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(part)))
         self.send_header("Content-Range", f"bytes {start}-{start + len(part) - 1}/{len(self.body)}")
         self.send_header("Accept-Ranges", "bytes")
+        type(self).log.append((start, len(part)))  # before the client can see the reply
         self.end_headers()
         self.wfile.write(part)
-        type(self).log.append((start, len(part)))
 
 
 @pytest.fixture
@@ -111,7 +112,7 @@ def test_records_and_blobs_fetch_index_and_heap(serve, rng):
         labels = f.get_blob_field("tagged", "label")
         assert list(labels) == [t["label"] for t in vals["tagged"]]
         rows = f.get_tensor("rows")
-        assert [r.tolist() for r in rows] == pytest.approx(vals["rows"])
+        assert [r.tolist() for r in rows] == vals["rows"]  # float32 values, exact
 
 
 def test_plain_safetensors_file_and_load_file(serve, rng):
@@ -158,7 +159,18 @@ def test_unreachable_missing_and_bad_urls(serve):
         mt.safe_open("http://127.0.0.1:1/model.safetensors", framework="np")
     assert "127.0.0.1:1" in str(excinfo.value)
     url, _ = serve(mt.save({"a": np.zeros(2)}))
-    with pytest.raises(OSError, match="404"):
+    with pytest.raises(FileNotFoundError, match="404"):
         mt.safe_open(url.replace("model", "absent"), framework="np")
     with pytest.raises(ValueError, match="scheme"):
         mt.load_file("ftp://example.invalid/x.safetensors")
+
+
+def test_the_documentation_example(serve, capsys):
+    from test_docs import DOC
+
+    section = DOC.read_text().split("\n## Remote files\n")[1].split("\n## ")[0]
+    [code] = re.findall(r"```python\n(.*?)```", section, flags=re.S)
+    url, log = serve(mt.save({"x": np.arange(3.0)}, metadata={"a": "b"}))
+    exec(code.replace("https://example.org/model.safetensors", url), {})
+    assert capsys.readouterr().out == "['x'] {'a': 'b'}\n"
+    assert len(log) == 3  # bytes 0-7, the header, x

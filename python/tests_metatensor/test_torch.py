@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import struct
 import warnings
 
@@ -156,7 +157,7 @@ def test_struct_and_blob_tensors_point_to_numpy(tmp_path, rng):
                 f.get_tensor(name)
         with pytest.raises(TypeError, match="framework='np'"):
             f.get_blob_field("tagged", "label")
-    with pytest.raises(TypeError, match="struct tensor"):
+    with pytest.raises(TypeError, match="has no PyTorch equivalent"):
         mtt.load_file(path)
 
 
@@ -200,3 +201,26 @@ def test_devices_other_than_cpu(weights):
 def test_missing_file(tmp_path):
     with pytest.raises(FileNotFoundError):
         mtt.load_file(tmp_path / "absent.safetensors")
+
+
+def test_the_documentation_example():
+    from test_docs import DOC
+
+    section = DOC.read_text().split("\n## PyTorch\n")[1].split("\n## ")[0]
+    [code] = re.findall(r"```python\n(.*?)```", section, flags=re.S)
+    exec(code, {})
+
+
+def test_stubs_match_the_module():
+    import ast
+    from pathlib import Path
+
+    from test_stubs import real_params, stub_params
+
+    stub = Path(mtt.__file__).with_suffix(".pyi")
+    if not stub.exists():  # the build tree copies the stubs too; the source tree has them
+        stub = Path(__file__).resolve().parents[1] / "tensogram" / "metatensor" / "torch.pyi"
+    functions = {n.name: n for n in ast.parse(stub.read_text()).body if isinstance(n, ast.FunctionDef)}
+    assert sorted(functions) == sorted(mtt.__all__)
+    for name, node in functions.items():
+        assert stub_params(node) == real_params(getattr(mtt, name)), name
