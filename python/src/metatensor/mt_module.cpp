@@ -159,8 +159,8 @@ PYBIND11_MODULE(_metatensor, m) {
   metatensor::python::register_sources(m);
   py::class_<py_file>(m, "File",
                       "An opened metatensor or plain safetensors file (use tensogram.metatensor.safe_open).")
-      .def(py::init([](const metatensor::python::opened_handle& h) { return py_file(h.f); }), py::arg("opened"),
-           "A file opened by another source (open_copy_on_write, RemoteFile.opened).")
+      .def(py::init([](const metatensor::python::opened_handle& h) { return py_file(h.f); }),
+           py::arg("opened"), "A file opened by another source (open_copy_on_write, RemoteFile.opened).")
       .def_static("open", &py_file::open, py::arg("path"), "Maps and validates a file (header only).")
       .def_static("from_bytes", &py_file::from_bytes, py::arg("data"), "Validates a copy of a file image.")
       .def("close", &py_file::close, "Releases the file; arrays already returned stay valid.")

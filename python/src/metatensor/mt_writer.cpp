@@ -52,8 +52,8 @@ safetensors::dtype dtype_of(const py::dtype& dt, const std::string& name) {
 safetensors::dtype dtype_named(const std::string& text, const py::dtype& dt, const std::string& name) {
   const auto t = safetensors::parse_dtype(text);
   if (!t || safetensors::dtype_bits(*t) != static_cast<std::uint64_t>(dt.itemsize()) * 8) {
-    throw tensogram::invalid_arg_error("tensor \"" + name + "\": dtype " + text + " does not fit numpy dtype " +
-                                       dt.attr("name").cast<std::string>());
+    throw tensogram::invalid_arg_error("tensor \"" + name + "\": dtype " + text +
+                                       " does not fit numpy dtype " + dt.attr("name").cast<std::string>());
   }
   return *t;
 }
