@@ -181,7 +181,7 @@ def load_rows(directory: Path, big_mib: int, repeats: int) -> list[dict]:
     gb = big_mib * MiB / 1e9
 
     def touch(tensors):
-        return sum(float(t.sum(dtype=np.float64)) for t in tensors.values())
+        return sum(float(t.sum()) for t in tensors.values())
 
     rows = []
     t_ours = best_of(lambda: mt.load_file(path), repeats)
