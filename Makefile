@@ -15,7 +15,7 @@ SHELL := /bin/bash
 # else (libzstd-dev/liblz4-dev/zlib1g-dev: the codecs under src/codecs/; libcurl: remote
 # reads in src/io/; nginx-light: the loopback HTTP server of the remote tests; libpcre2-dev:
 # metatensor schema `pattern` keywords; pybind11/python3-*: the Python module,
-# its xarray engine, dask.distributed and Zarr tests and its pytest suite; libeccodes-dev/libnetcdf-dev: the GRIB and
+# its xarray engine, dask.distributed, Zarr and PyTorch tests and its pytest suite; libeccodes-dev/libnetcdf-dev: the GRIB and
 # NetCDF importers; libhwy-dev: SIMD kernels with run-time dispatch; libngtcp2*/libgnutls28:
 # metatensor streaming over QUIC; gfortran: the Fortran module in fortran/).
 # `--no-install-recommends` skips what clang only recommends, so its
@@ -27,7 +27,7 @@ DEPS := build-essential cmake pkg-config \
         libcurl4-openssl-dev nginx-light \
         libngtcp2-dev libngtcp2-crypto-gnutls-dev libgnutls28-dev \
         pybind11-dev python3-dev python3-numpy python3-xarray python3-dask python3-distributed \
-        python3-zarr python3-pytest \
+        python3-zarr python3-torch python3-pytest \
         libeccodes-dev libnetcdf-dev \
         libgtest-dev libgmock-dev libbenchmark-dev \
         clang libclang-rt-14-dev clang-format gfortran

@@ -18,7 +18,9 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "metatensor-python.md"
 
 
 def blocks() -> list[str]:
-    return re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.S)
+    # The tutorial's; the PyTorch and remote sections after it are run by test_torch and test_remote.
+    tutorial = DOC.read_text().split("\n## API summary")[0]
+    return re.findall(r"```python\n(.*?)```", tutorial, flags=re.S)
 
 
 def test_the_tutorial_runs(tmp_path, rng, capsys):

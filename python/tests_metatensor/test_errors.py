@@ -114,10 +114,15 @@ def test_out_of_range_index(tmp_path):
 def test_wrong_framework_and_device(tmp_path):
     path = tmp_path / "f.safetensors"
     path.write_bytes(good_image())
-    with pytest.raises(ValueError, match="framework 'tf' is not supported"):
+    # The exception safetensors raises for these: SafetensorError.
+    with pytest.raises(mt.SafetensorError, match="framework tf is not supported"):
         mt.safe_open(path, framework="tf")
-    with pytest.raises(ValueError, match="device 'cuda'"):
+    with pytest.raises(mt.SafetensorError, match="^framework nope is invalid$"):
+        mt.safe_open(path, framework="nope")
+    with pytest.raises(mt.SafetensorError, match="device cuda is not supported"):
         mt.safe_open(path, framework="np", device="cuda")
+    with pytest.raises(mt.SafetensorError, match="^device gpu is invalid$"):
+        mt.safe_open(path, framework="np", device="gpu")
 
 
 @pytest.mark.skipif(importlib.util.find_spec("torch") is not None, reason="PyTorch is installed")

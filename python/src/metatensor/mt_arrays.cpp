@@ -198,7 +198,7 @@ py::array view_array(const opened_ptr& f, std::span<const std::byte> bytes, cons
   // array even when the File is closed first.
   py::capsule owner(new opened_ptr(f), [](void* p) { delete static_cast<opened_ptr*>(p); });
   py::array out(dt, dims, {}, bytes.data(), owner);
-  out.attr("flags").attr("writeable") = false;  // the file is mapped read-only (§9)
+  if (!f->writable) out.attr("flags").attr("writeable") = false;  // the file is mapped read-only (§9)
   return out;
 }
 

@@ -31,12 +31,28 @@ namespace py = pybind11;
 /// A file as opened: a metatensor file, or a plain safetensors file (one
 /// without `metatensor.version`, which safetensors programs also read).
 struct opened {
+  /// Keeps the image alive when the library's buffer only borrows it (a
+  /// copy-on-write map, a remote image); destroyed last, after the views.
+  std::shared_ptr<const void> owner;
+  /// Arrays over a private copy-on-write or remote image may be written
+  /// (what PyTorch tensors need); over a read-only map they may not.
+  bool writable = false;
   std::optional<metatensor::file> mt;
   std::optional<safetensors::file> plain;
 
   [[nodiscard]] const safetensors::file& base() const noexcept { return mt ? mt->base() : *plain; }
 };
 using opened_ptr = std::shared_ptr<const opened>;
+
+/// A metatensor file when the header says so, otherwise a plain safetensors
+/// file, validated from the header only (mt_module.cpp).
+[[nodiscard]] std::shared_ptr<opened> open_image(const tensogram::buffer& image);
+
+/// An opened file handed from the other sources (mt_sources.cpp) to the
+/// Python `File` (`File(handle)`).
+struct opened_handle {
+  opened_ptr f;
+};
 
 // ---- errors (mt_errors.cpp) -------------------------------------------------
 
@@ -80,5 +96,8 @@ void register_writer(py::module_& m);
 /// sub-array shape; String/List as their BlobRef).
 [[nodiscard]] py::dtype type_dtype(const type_layout& t);
 void register_tools(py::module_& m);
+// ---- other sources: copy-on-write maps, remote files (mt_sources.cpp) -------
+
+void register_sources(py::module_& m);
 
 }  // namespace metatensor::python

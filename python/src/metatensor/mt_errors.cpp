@@ -6,6 +6,9 @@
 //   unknown tensor name → TensorNotFoundError (MetatensorError and KeyError,
 //     as safetensors programs catch KeyError)
 //   I/O → FileNotFoundError when the path does not exist, else OSError
+//   remote files: network failures → ConnectionError, time-outs →
+//     TimeoutError, a file the server does not have → FileNotFoundError
+//     (all OSErrors); other refusals → MetatensorError with the code
 //   invalid arguments (wrong kind, bad value) → ValueError
 //
 // The translator is module-local: the `tensogram` extension's translator
@@ -16,6 +19,7 @@
 #include <string>
 
 #include "metatensor/error.hpp"
+#include "metatensor/stream_types.hpp"
 #include "mt_binding.hpp"
 #include "tensogram/core/error.hpp"
 
@@ -48,6 +52,19 @@ void translate(std::exception_ptr p) {
     PyErr_SetString(PyExc_OSError, std::string(e.detail()).c_str());
   } catch (const tensogram::invalid_arg_error& e) {
     PyErr_SetString(PyExc_ValueError, std::string(e.detail()).c_str());
+  } catch (const streaming::protocol_error& e) {
+    // A remote file the server does not have is a missing file; other
+    // refusals and protocol violations carry their code (MT_BAD_RANGE, ...).
+    if (e.code() == streaming::stream_errc::not_found) {
+      PyErr_SetString(PyExc_FileNotFoundError, e.what());
+    } else {
+      raise_coded(metatensor_error_type, streaming::stream_errc_name(static_cast<std::uint64_t>(e.code())),
+                  e.what());
+    }
+  } catch (const tensogram::remote_error& e) {
+    PyErr_SetString(PyExc_ConnectionError, e.what());  // an OSError, as network failures are in Python
+  } catch (const tensogram::timeout_error& e) {
+    PyErr_SetString(PyExc_TimeoutError, e.what());
   } catch (const tensogram::error& e) {
     raise_coded(metatensor_error_type, "", e.what());
   }

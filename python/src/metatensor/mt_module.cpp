@@ -16,12 +16,10 @@
 
 namespace metatensor::python {
 
-namespace {
-
 // A metatensor file when the header says so (`metatensor.version`),
 // otherwise a plain safetensors file: both are validated by the library,
 // which reads the header only (O(header), no tensor data).
-opened_ptr open_image(const tensogram::buffer& image) {
+std::shared_ptr<opened> open_image(const tensogram::buffer& image) {
   auto out = std::make_shared<opened>();
   try {
     out->mt = metatensor::file::from_buffer(image);
@@ -31,6 +29,8 @@ opened_ptr open_image(const tensogram::buffer& image) {
   }
   return out;
 }
+
+namespace {
 
 // The Python `File`: an opened file until `close`.
 class py_file {
@@ -157,8 +157,11 @@ PYBIND11_MODULE(_metatensor, m) {
   metatensor::python::register_arrays(m);
   metatensor::python::register_writer(m);
   metatensor::python::register_tools(m);
+  metatensor::python::register_sources(m);
   py::class_<py_file>(m, "File",
                       "An opened metatensor or plain safetensors file (use tensogram.metatensor.safe_open).")
+      .def(py::init([](const metatensor::python::opened_handle& h) { return py_file(h.f); }),
+           py::arg("opened"), "A file opened by another source (open_copy_on_write, RemoteFile.opened).")
       .def_static("open", &py_file::open, py::arg("path"), "Maps and validates a file (header only).")
       .def_static("from_bytes", &py_file::from_bytes, py::arg("data"), "Validates a copy of a file image.")
       .def("close", &py_file::close, "Releases the file; arrays already returned stay valid.")

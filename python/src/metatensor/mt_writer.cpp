@@ -47,6 +47,15 @@ safetensors::dtype dtype_of(const py::dtype& dt, const std::string& name) {
 }
 
 namespace {
+// An explicit dtype name, checked against the array's item size.
+safetensors::dtype dtype_named(const std::string& text, const py::dtype& dt, const std::string& name) {
+  const auto t = safetensors::parse_dtype(text);
+  if (!t || safetensors::dtype_bits(*t) != static_cast<std::uint64_t>(dt.itemsize()) * 8) {
+    throw tensogram::invalid_arg_error("tensor \"" + name + "\": dtype " + text +
+                                       " does not fit numpy dtype " + dt.attr("name").cast<std::string>());
+  }
+  return *t;
+}
 
 // One input tensor: the array (C-contiguous, little-endian, as the Python
 // layer passes it) kept referenced while its bytes are read without the GIL.
@@ -65,7 +74,10 @@ std::vector<input> inputs_of(const py::list& tensors) {
     input in;
     in.name = pair[0].cast<std::string>();
     in.array = pair[1].cast<py::array>();
-    in.type = dtype_of(in.array.dtype(), in.name);
+    // An optional third item names the safetensors dtype of the bytes (BF16
+    // and F8 tensors from PyTorch arrive as integer arrays of their bits).
+    in.type = pair.size() > 2 ? dtype_named(pair[2].cast<std::string>(), in.array.dtype(), in.name)
+                              : dtype_of(in.array.dtype(), in.name);
     if ((in.array.flags() & py::array::c_style) == 0 || in.array.dtype().byteorder() == '>') {
       throw tensogram::invalid_arg_error("tensor \"" + in.name +
                                          "\": expected a C-contiguous little-endian array");

@@ -34,6 +34,7 @@ from ._schema import (SCHEMA_DIALECT, binary, check_schema, file_schema, fixed_a
                       schema_from_dtype, string, struct, tensor, tuple_of)
 from ._tools import SchemaChange, SchemaDiff, ValidationResult, diff, validate
 from ._writer import infer_schema, save, save_file
+from . import _sources
 
 __all__ = [
     "BlobSequence",
@@ -51,25 +52,6 @@ __all__ = [
 
 #: The name safetensors programs catch (``from safetensors import SafetensorError``).
 SafetensorError = MetatensorError
-
-_NUMPY_FRAMEWORKS = ("np", "numpy")
-_TORCH_FRAMEWORKS = ("pt", "torch", "pytorch")
-
-
-def _check_framework(framework: str, device: str) -> None:
-    if framework in _TORCH_FRAMEWORKS:
-        try:
-            import torch  # noqa: F401
-        except ImportError:
-            raise ImportError(
-                f"framework={framework!r} needs PyTorch, which is not installed; use framework='np'"
-            ) from None
-        raise NotImplementedError(f"framework={framework!r} is not supported yet; use framework='np'")
-    if framework not in _NUMPY_FRAMEWORKS:
-        raise ValueError(f"framework {framework!r} is not supported; expected one of {_NUMPY_FRAMEWORKS}")
-    if device != "cpu":
-        raise ValueError(f"device {device!r} is not supported; numpy arrays live on 'cpu'")
-
 
 class _Slice:
     """One tensor for partial reads (``safe_open.get_slice``)."""
@@ -104,12 +86,15 @@ class safe_open:
     """A metatensor or safetensors file, mapped and validated (header only).
 
     ``safe_open(path, framework="np", device="cpu")``; use as a context
-    manager. ``framework`` is "np" or "numpy"; "pt" raises (not supported).
+    manager. ``framework`` is "np"/"numpy" (read-only numpy views) or
+    "pt"/"torch" (PyTorch tensors over a copy-on-write map, see
+    ``tensogram.metatensor.torch``). ``path`` may be an ``http://``,
+    ``https://`` or ``metatensor://`` URL: the header is fetched at open,
+    each tensor on its first read.
     """
 
     def __init__(self, filename: str | _os.PathLike[str], framework: str, device: str = "cpu") -> None:
-        _check_framework(framework, device)
-        self._file = _metatensor.File.open(_os.fspath(filename))
+        self._file = _sources.open_file(filename, framework, device)
 
     def __enter__(self) -> safe_open:
         return self
@@ -155,8 +140,8 @@ def _load(file: Any) -> Dict[str, Any]:
 
 
 def load_file(filename: str | _os.PathLike[str]) -> Dict[str, Any]:
-    """Every tensor of a file, as ``safe_open(...).get_tensor`` returns them."""
-    return _load(_metatensor.File.open(_os.fspath(filename)))
+    """Every tensor of a file (or URL), as ``safe_open(...).get_tensor`` returns them."""
+    return _load(_sources.open_file(filename, "np"))
 
 
 def load(data: bytes) -> Dict[str, Any]:
