@@ -23,6 +23,12 @@ namespace metatensor {
 
 namespace {
 
+// Frees what `aligned_bytes` allocated with the same alignment.
+struct aligned_release {
+  std::size_t align = 1;
+  void operator()(std::byte* p) const noexcept { ::operator delete (p, std::align_val_t{align}); }
+};
+
 // Owned bytes aligned for the reader's element type: converted records may
 // carry a raised alignment beyond what `operator new` guarantees.
 class aligned_bytes {
@@ -46,7 +52,7 @@ class aligned_bytes {
   };
   std::size_t align_ = 1;
   std::size_t size_ = 0;
-  std::unique_ptr<std::byte, release> data_;
+  std::unique_ptr<std::byte, aligned_release> data_;
 };
 
 // Same type (§7 JSON equality: type, shape, records field by field with
@@ -198,7 +204,7 @@ const tensor_layout& migrated_file::layout(std::string_view name) const {
   return *state_->at(name).reader;
 }
 std::span<const std::uint64_t> migrated_file::dims(std::string_view name) const {
-  state_->at(name);
+  (void)state_->at(name);  // throws for a tensor the reader does not expose
   return state_->source.dims(name);
 }
 compatibility_class migrated_file::tensor_class(std::string_view name) const {

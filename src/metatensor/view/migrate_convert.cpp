@@ -158,7 +158,8 @@ void convert_record(const record_layout& w, const std::byte* src, const record_l
   for (const auto& rf : r.fields) {
     const field_layout* wf = w.find(rf.name);
     if (wf == nullptr) {
-      if (!rf.default_value) unexpected("of field " + quoted(rf.name) + " without a default");
+      if (!rf.default_value)
+        unexpected("of field " + metatensor::detail::quoted(rf.name) + " without a default");
       write_default(rf, dst + rf.offset, c);
       continue;
     }
