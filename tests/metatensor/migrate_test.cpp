@@ -352,13 +352,26 @@ TEST(MetatensorMigrate, HostileReaderSchemasAreRejectedBeforeAnyData) {
   rec["properties"]["w"] = scalar("TypeDef:Uint8", "integer");
   rec["properties"]["w"]["default"] = 300;
   rec["required"].push_back("w");
-  const auto m = migrated_file::resolve(f, compile_schema(bad_default));
   try {
-    (void)m.records("points");
+    (void)migrated_file::resolve(f, compile_schema(bad_default));
     ADD_FAILURE() << "expected MT_VALUE";
   } catch (const metatensor::error& e) {
     EXPECT_EQ(e.kind(), metatensor::errc::mt_value) << e.what();
-    EXPECT_NE(std::string(e.what()).find("/points/0/w (default)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("/points/w (default)"), std::string::npos) << e.what();
+  }
+  // The same inside a nested record, and a String default that is not text.
+  json nested = root(
+      {{"t", array_of(record({{"in", record({{"a", scalar("TypeDef:Int8", "integer")}}, {"a"})}}, {"in"}))}});
+  json nested_bad = nested;
+  auto& in = nested_bad["properties"]["t"]["items"]["properties"]["in"];
+  in["properties"]["s"] = {{"type", "string"}, {"TypeDef:String", true}, {"default", 5}};
+  in["required"].push_back("s");
+  try {
+    (void)migrate(nested, {{"t", {{{"in", {{"a", 1}}}}}}}, nested_bad);
+    ADD_FAILURE() << "expected MT_VALUE";
+  } catch (const metatensor::error& e) {
+    EXPECT_EQ(e.kind(), metatensor::errc::mt_value) << e.what();
+    EXPECT_NE(std::string(e.what()).find("/t/in/s (default)"), std::string::npos) << e.what();
   }
   // A huge record of defaults: limited by the schema limits (MT_LIMIT).
   json huge = old_points();

@@ -157,6 +157,10 @@ migrated_file migrated_file::resolve(file source, const compiled_schema& reader)
                                         (b.max ? std::to_string(*b.max) : std::string("unbounded")));
       }
     }
+    if (r->kind == tensor_kind::record) {
+      // Defaults that do not fit their type fail here, before any data is read.
+      detail::check_defaults(*s->source.layout(name).record, *r->record, "/" + name);
+    }
     auto t = std::make_unique<state::tensor>();
     t->reader = r;
     t->writer = &s->source.layout(name);

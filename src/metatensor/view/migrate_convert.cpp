@@ -169,4 +169,23 @@ void convert_record(const record_layout& w, const std::byte* src, const record_l
   }
 }
 
+void check_defaults(const record_layout& w, const record_layout& r, const std::string& where) {
+  for (const auto& rf : r.fields) {
+    const field_layout* wf = w.find(rf.name);
+    if (wf == nullptr) {
+      if (!rf.default_value)
+        unexpected("of field " + metatensor::detail::quoted(rf.name) + " without a default");
+      std::vector<std::byte> scratch(rf.type.size);  // at most 2^24 bytes (§8.4)
+      std::vector<std::byte> heap;
+      conversion c{{}, &heap, where};
+      write_default(rf, scratch.data(), c);
+    } else if (wf->type.type == value_type::record && rf.type.type == value_type::record) {
+      check_defaults(*wf->type.record, *rf.type.record, where + "/" + rf.name);
+    } else if (wf->type.type == value_type::list && rf.type.type == value_type::list &&
+               wf->type.elem->type == value_type::record && rf.type.elem->type == value_type::record) {
+      check_defaults(*wf->type.elem->record, *rf.type.elem->record, where + "/" + rf.name);
+    }
+  }
+}
+
 }  // namespace metatensor::detail

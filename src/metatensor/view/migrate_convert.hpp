@@ -34,6 +34,11 @@ void convert_type(const type_layout& w, const std::byte* src, const type_layout&
 void convert_record(const record_layout& w, const std::byte* src, const record_layout& r, std::byte* dst,
                     conversion& c);
 
+/// Encodes every `default` that `convert_record(w, ..., r, ...)` would use,
+/// once, so that a default that does not fit its field's type fails when
+/// the file is opened (MT_VALUE / MT_UTF8 naming `where` + the field path).
+void check_defaults(const record_layout& w, const record_layout& r, const std::string& where);
+
 /// Appends `blob` to `heap` at a multiple of `align` (zero bytes before it,
 /// §6.4) and stores its BlobRef at `ref`.
 void append_blob(std::vector<std::byte>& heap, std::span<const std::byte> blob, std::uint64_t align,
