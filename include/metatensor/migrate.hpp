@@ -11,14 +11,15 @@
 //   reordered, realigned, widened; a widened flat dtype; String <-> List of
 //   Uint8; List elements widened): the tensor is converted once, on first
 //   access, into an owned buffer in the reader's layout, and the views point
-//   there (a String <-> bytes-List blob tensor keeps the file's bytes);
+//   there (a String blob tensor read as a List of Uint8 keeps the file's bytes);
 // * `field()` of a struct tensor is zero-copy whenever the writer holds that
 //   field with the same type, whatever its offset (a strided view).
 //
 // Opening fails with MT_SCHEMA_INCOMPATIBLE (message: JSON Pointer of the
 // reader's schema node, field path, reason) when the pair of schemas is
-// incompatible, and with MT_SHAPE when a tensor's dims miss a dimension
-// bound of the reader schema. A converted List blob that is not UTF-8 when
+// incompatible, with MT_SHAPE when a tensor's dims miss a dimension bound of
+// the reader schema, and with MT_VALUE when a `default` does not fit its
+// field's type. A converted List blob that is not UTF-8 when
 // read as a String is MT_UTF8, reported on first access like the BlobRef
 // checks. Views are valid while the `migrated_file` (or a copy) is alive.
 #pragma once

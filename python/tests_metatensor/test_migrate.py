@@ -88,6 +88,9 @@ def test_added_widened_reordered_fields_are_converted_copies(tmp_path, rng):
         counts = f.get_tensor("counts")
         assert counts.dtype == np.float64
         np.testing.assert_array_equal(counts, value["counts"])
+        part = f.get_slice("counts")
+        assert part.get_dtype() == "F64"
+        np.testing.assert_array_equal(part[1:3], np.asarray(value["counts"][1:3], np.float64))
         assert f.get_tensor("names")[2] == value["names"][2]  # unchanged tensor: still a view
     # The converted arrays outlive the file.
     assert pts["w"][0] == np.float32(0.25)

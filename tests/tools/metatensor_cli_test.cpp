@@ -338,6 +338,7 @@ TEST(MetatensorCli, DiffWarnsWhenDimensionBoundsTighten) {
   const auto doc = nlohmann::json::parse(r.out);
   ASSERT_EQ(doc["dimension_warnings"].size(), 1u);
   EXPECT_EQ(doc["dimension_warnings"][0]["pointer"], "/properties/w");
+  EXPECT_EQ(doc["changes"][0]["pointer"], "/properties/w");
   EXPECT_EQ(doc["dimension_warnings"][0]["change"],
             "maxItems (none) -> 8: files with more than 8 items fail (MT_SHAPE)");
 }

@@ -54,8 +54,10 @@ int run_diff(const diff_args& args, std::ostream& out) {
     nlohmann::json doc = {{"verdict", compatibility_class_name(report.verdict)},
                           {"changes", nlohmann::json::array()}};
     for (const auto& c : report.changes) {
-      doc["changes"].push_back(
-          {{"path", c.path}, {"change", c.change}, {"class", compatibility_class_name(c.verdict)}});
+      doc["changes"].push_back({{"path", c.path},
+                                {"pointer", c.pointer},
+                                {"change", c.change},
+                                {"class", compatibility_class_name(c.verdict)}});
     }
     doc["dimension_warnings"] = nlohmann::json::array();
     for (const auto& w : report.dimension_warnings) {
