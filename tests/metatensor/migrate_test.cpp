@@ -160,7 +160,8 @@ TEST(MetatensorMigrate, FlatWideningAndEveryIntegerEdge) {
     EXPECT_EQ(v.type(), m.layout("v").flat_dtype);
     ASSERT_EQ(v.size(), 2u);
     // Oracle: the same values written directly with the reader schema.
-    const auto direct = write(r, {{"v", {e.value, 0}}}).flat("v").bytes();
+    const auto direct_file = write(r, {{"v", {e.value, 0}}});  // the views live as long as the file
+    const auto direct = direct_file.flat("v").bytes();
     ASSERT_EQ(v.bytes().size(), direct.size());
     EXPECT_EQ(std::memcmp(v.bytes().data(), direct.data(), direct.size()), 0);
     EXPECT_EQ(reinterpret_cast<std::uintptr_t>(v.bytes().data()) %
