@@ -7,6 +7,7 @@
 #include "metatensor/file.hpp"           // IWYU pragma: export
 #include "metatensor/json_schema.hpp"    // IWYU pragma: export
 #include "metatensor/layout.hpp"         // IWYU pragma: export
+#include "metatensor/migrate.hpp"        // IWYU pragma: export
 #include "metatensor/safetensors.hpp"    // IWYU pragma: export
 #include "metatensor/validate.hpp"       // IWYU pragma: export
 #include "metatensor/writer.hpp"         // IWYU pragma: export

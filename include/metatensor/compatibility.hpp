@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +35,20 @@ struct schema_change {
   std::string path;    ///< "particles", "particles.vel", "labels[item]"
   std::string change;  ///< "field added with a default", "F32 -> F64 (widening)", ...
   compatibility_class verdict = compatibility_class::identical;
+  /// JSON Pointer of the schema node concerned: the reader schema's node, or
+  /// the writer schema's for something the reader no longer has, e.g.
+  /// "/properties/points/items/properties/x".
+  std::string pointer;
+};
+
+/// A dimension bound of the reader schema that files written with the
+/// writer schema may not meet (`minItems` raised, `maxItems` lowered or
+/// added on a dimension, §5.1): the layouts still agree, but such files
+/// fail the reader's shape check (MT_SHAPE).
+struct dimension_warning {
+  std::string path;     ///< "points[dim 0]"
+  std::string pointer;  ///< JSON Pointer of the reader's dimension node
+  std::string change;   ///< "maxItems 10 -> 4: files with more than 4 items fail"
 };
 
 struct compatibility_report {
@@ -42,6 +57,10 @@ struct compatibility_report {
   /// Changes in path order: every logical tensor of either schema appears at
   /// least once (unchanged ones with "unchanged").
   std::vector<schema_change> changes;
+  /// The class of each logical tensor of either schema, by name.
+  std::map<std::string, compatibility_class> tensors;
+  /// Dimension bounds old files may violate, in tensor then dimension order.
+  std::vector<dimension_warning> dimension_warnings;
 };
 
 /// Classifies reading files written with `writer` through `reader` (§11.2–§11.4).
@@ -52,9 +71,9 @@ struct compatibility_report {
 /// (or a composition of them). Equal types are not a widening.
 [[nodiscard]] bool is_widening(dtype from, dtype to) noexcept;
 
-/// Throws `metatensor::error(MT_SCHEMA_INCOMPATIBLE, ...)` naming the first
-/// incompatible tensor and field path when the report's verdict is
-/// `incompatible`.
+/// Throws `metatensor::error(MT_SCHEMA_INCOMPATIBLE, ...)` naming the JSON
+/// Pointer, the tensor and field path and the reason of the first
+/// incompatible change when the report's verdict is `incompatible`.
 void require_compatible(const compatibility_report& report);
 
 }  // namespace metatensor

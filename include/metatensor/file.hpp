@@ -63,6 +63,8 @@
 
 namespace metatensor {
 
+class migrated_file;  // <metatensor/migrate.hpp>
+
 /// A structurally validated metatensor file (§8.1). Cheap to copy (the
 /// image and the compiled schema are shared).
 class file {
@@ -72,6 +74,12 @@ class file {
   /// `tensogram::io_error` for file-system failures and `metatensor::error`
   /// for the first violation in §8.2 order.
   [[nodiscard]] static file open(const std::filesystem::path& path);
+  /// Opens `path` like `open` and presents it through `reader_schema`, a
+  /// newer compatible schema (schema migration; include
+  /// <metatensor/migrate.hpp>, see `migrated_file`). Throws
+  /// MT_SCHEMA_INCOMPATIBLE naming the schema node for an incompatible pair.
+  [[nodiscard]] static migrated_file open(const std::filesystem::path& path,
+                                          const compiled_schema& reader_schema);
   /// Validates an in-memory image like `open` (copied into an aligned
   /// buffer when its base address is not aligned, §9).
   [[nodiscard]] static file from_buffer(tensogram::buffer image);

@@ -60,6 +60,9 @@ struct type_layout {
   std::shared_ptr<const type_layout> elem;      ///< when `type == list`: the element (never string/list)
   std::uint64_t size = 0;                       ///< bytes (a BlobRef is 16)
   std::uint64_t align = 1;                      ///< bytes (a BlobRef is 8)
+  /// JSON Pointer of the schema node that declares this type (after `$ref`),
+  /// for diagnostics such as MT_SCHEMA_INCOMPATIBLE.
+  std::string pointer;
 
   /// Size of one element, without the fixed-array dimensions.
   [[nodiscard]] std::uint64_t element_size() const noexcept;
@@ -75,6 +78,9 @@ struct field_layout {
   /// The field schema's `default` annotation, if any (schema evolution §11.3:
   /// a field added with a default is view-compatible).
   std::optional<nlohmann::json> default_value;
+  /// JSON Pointer of the field's schema node (before `$ref`), e.g.
+  /// "/$defs/Particle/properties/mass", for diagnostics.
+  std::string pointer;
 };
 
 /// A record (struct or tuple) laid out by the C rule of §6.2.
@@ -100,6 +106,7 @@ enum class tensor_kind : std::uint8_t { flat, record, blob };
 struct dimension_bounds {
   std::uint64_t min = 0;
   std::optional<std::uint64_t> max;
+  std::string pointer;  ///< JSON Pointer of the dimension's schema node
 };
 
 /// One logical tensor: a root property of the schema (§5, §6.5, §7).
@@ -112,6 +119,7 @@ struct tensor_layout {
   type_layout item;                             ///< blob: a string or list (`size` 16, `align` 8)
   bool has_heap = false;                        ///< a `<name>#heap` physical tensor exists
   std::uint64_t root_align = 1;                 ///< `TypeDef:Align` on the root property, else 1
+  std::string element_pointer;                  ///< JSON Pointer of the element's schema node (§5.1)
 
   [[nodiscard]] std::size_t rank() const noexcept { return dims.size(); }
   /// `<name>#heap` (meaningful when `has_heap`).

@@ -308,6 +308,41 @@ TEST(MetatensorCli, DiffClassifiesAndSetsTheExitCode) {
   EXPECT_NE(r.out.find("verdict: identical layout\n"), std::string::npos) << r.out;
 }
 
+TEST(MetatensorCli, DiffWarnsWhenDimensionBoundsTighten) {
+  const scratch_dir dir;
+  const auto schema = [](const nlohmann::json& bounds) {
+    nlohmann::json dim = {{"type", "array"}, {"items", {{"type", "number"}, {"TypeDef:Float32", true}}}};
+    for (const auto& [k, v] : bounds.items()) dim[k] = v;
+    return nlohmann::json{{"type", "object"}, {"properties", {{"w", dim}}}}.dump();
+  };
+  write_text(dir / "open.json", schema(nlohmann::json::object()));
+  write_text(dir / "max8.json", schema({{"maxItems", 8}}));
+  write_text(dir / "max4.json", schema({{"maxItems", 4}, {"minItems", 2}}));
+  // Loosening (or keeping) bounds: no warning, exit 0.
+  auto r = mt({"diff", (dir / "max8.json").string(), (dir / "open.json").string()});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.find("warning:"), std::string::npos) << r.out;
+  // A maxItems shrinking: old files with 5..8 items no longer open. Exit 3.
+  r = mt({"diff", (dir / "max8.json").string(), (dir / "max4.json").string()});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(
+      r.out.find("warning: w[dim 0] (/properties/w): maxItems 8 -> 4: files with more than 4 items fail "
+                 "(MT_SHAPE)\n"),
+      std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("warning: w[dim 0] (/properties/w): minItems 0 -> 2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("verdict: identical layout\n"), std::string::npos) << r.out;
+  // A bound where there was none, in JSON.
+  r = mt({"diff", "-j", (dir / "open.json").string(), (dir / "max8.json").string()});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  ASSERT_EQ(doc["dimension_warnings"].size(), 1u);
+  EXPECT_EQ(doc["dimension_warnings"][0]["pointer"], "/properties/w");
+  EXPECT_EQ(doc["changes"][0]["pointer"], "/properties/w");
+  EXPECT_EQ(doc["dimension_warnings"][0]["change"],
+            "maxItems (none) -> 8: files with more than 8 items fail (MT_SHAPE)");
+}
+
 TEST(MetatensorCli, ValidateReportsTheSpecErrorName) {
   const scratch_dir dir;
   std::vector<std::byte> f32(16);

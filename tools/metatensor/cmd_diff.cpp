@@ -1,4 +1,6 @@
-// `metatensor diff OLD NEW` (spec 06 §11.5).
+// `metatensor diff OLD NEW` (spec 06 §11.5). Exit 0 compatible, 1
+// incompatible, 3 compatible but some dimension bound of NEW is tighter than
+// OLD's (old files may fail to open with NEW: MT_SHAPE).
 #include <fstream>
 #include <iomanip>
 #include <nlohmann/json.hpp>
@@ -52,8 +54,14 @@ int run_diff(const diff_args& args, std::ostream& out) {
     nlohmann::json doc = {{"verdict", compatibility_class_name(report.verdict)},
                           {"changes", nlohmann::json::array()}};
     for (const auto& c : report.changes) {
-      doc["changes"].push_back(
-          {{"path", c.path}, {"change", c.change}, {"class", compatibility_class_name(c.verdict)}});
+      doc["changes"].push_back({{"path", c.path},
+                                {"pointer", c.pointer},
+                                {"change", c.change},
+                                {"class", compatibility_class_name(c.verdict)}});
+    }
+    doc["dimension_warnings"] = nlohmann::json::array();
+    for (const auto& w : report.dimension_warnings) {
+      doc["dimension_warnings"].push_back({{"path", w.path}, {"pointer", w.pointer}, {"change", w.change}});
     }
     out << doc.dump(2) << '\n';
   } else {
@@ -61,9 +69,15 @@ int run_diff(const diff_args& args, std::ostream& out) {
       out << std::left << std::setw(18) << compatibility_class_name(c.verdict) << ' ' << c.path << ": "
           << c.change << '\n';
     }
+    // Layouts agree, yet old files whose dims miss the new bounds fail to
+    // open with the new schema (MT_SHAPE): said here, as diff cannot see data.
+    for (const auto& w : report.dimension_warnings) {
+      out << "warning: " << w.path << " (" << w.pointer << "): " << w.change << '\n';
+    }
     out << "verdict: " << compatibility_class_name(report.verdict) << '\n';
   }
-  return report.verdict == compatibility_class::incompatible ? 1 : 0;
+  if (report.verdict == compatibility_class::incompatible) return 1;
+  return report.dimension_warnings.empty() ? 0 : 3;
 }
 
 }  // namespace metatensor::cli

@@ -5,7 +5,8 @@
 // (`error: <message>` on stderr) or a negative verdict (`validate` found an
 // invalid file, `diff` found an incompatible change); 2 usage error; and
 // `validate`'s 3: every file valid, some plain safetensors files without a
-// metatensor schema (metatensor_commands.hpp).
+// metatensor schema, and `diff`'s 3: compatible, but a tightened dimension
+// bound may reject old files (metatensor_commands.hpp).
 #include <unistd.h>
 
 #include <cstdlib>
@@ -178,9 +179,10 @@ int main(int argc, char** argv) {
   dump_cmd->add_flag("-j,--json", dump.json, "JSON output");
 
   metatensor::cli::diff_args diff;
-  CLI::App* diff_cmd = app.add_subcommand("diff",
-                                          "Classify schema changes (metatensor-format §11): exit 1 when "
-                                          "files written with OLD cannot be read as NEW");
+  CLI::App* diff_cmd = app.add_subcommand(
+      "diff",
+      "Classify schema changes (metatensor-format §11): exit 1 when files written with OLD cannot be read as NEW, 3 when they can "
+      "but a tightened dimension bound (minItems/maxItems) may reject some of them");
   diff_cmd->add_option("old", diff.old_path, "The writer schema: a .json schema or a metatensor file")
       ->required()
       ->type_name("OLD");

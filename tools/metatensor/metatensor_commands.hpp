@@ -59,7 +59,8 @@ void run_dump(const dump_args& args, std::ostream& out);
 
 /// `diff OLD NEW`: schema evolution (§11.5) between two schemas, each given
 /// as a JSON schema file or as a metatensor file (its embedded schema).
-/// Returns 1 when the verdict is "incompatible", 0 otherwise.
+/// Returns 1 when the verdict is "incompatible", 3 when it is not but a
+/// dimension bound of NEW is tighter than OLD's, 0 otherwise.
 struct diff_args {
   std::string old_path;
   std::string new_path;

@@ -14,6 +14,7 @@
 namespace metatensor {
 
 class file;
+class migrated_file;
 
 /// A blob logical tensor (§5.1, §9): one String or List per element.
 class blob_view {
@@ -52,6 +53,7 @@ class blob_view {
 
  private:
   friend class file;
+  friend class migrated_file;
   const std::string* name_ = nullptr;
   const type_layout* item_ = nullptr;
   std::span<const std::uint64_t> dims_;

@@ -12,6 +12,7 @@
 namespace metatensor {
 
 class file;
+class migrated_file;
 
 /// A flat logical tensor (§5.1, §9): C-order elements of one dtype.
 class flat_view {
@@ -36,6 +37,7 @@ class flat_view {
 
  private:
   friend class file;
+  friend class migrated_file;
   const std::string* name_ = nullptr;
   dtype type_ = dtype::u8;
   std::span<const std::uint64_t> dims_;

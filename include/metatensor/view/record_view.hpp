@@ -17,6 +17,7 @@
 namespace metatensor {
 
 class file;
+class migrated_file;
 
 /// One record of a struct tensor (or a nested record inside one).
 class record_ref {
@@ -105,6 +106,7 @@ class record_view {
 
  private:
   friend class file;
+  friend class migrated_file;
   const std::string* name_ = nullptr;
   const record_layout* record_ = nullptr;
   std::span<const std::uint64_t> dims_;

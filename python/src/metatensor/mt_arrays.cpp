@@ -202,13 +202,24 @@ py::array view_array(const opened_ptr& f, std::span<const std::byte> bytes, cons
   return out;
 }
 
+template <class File>
+py::object tensor_of(const opened_ptr& f, const File& mt, std::string_view name);
+
 py::object tensor_object(const opened_ptr& f, std::string_view name) {
   if (!f->mt) {
     const auto* t = f->plain->find(name);
     if (t == nullptr) throw_not_found(name);
     return view_array(f, t->bytes(), numpy_dtype(t->type()), t->shape());
   }
-  const metatensor::file& mt = *f->mt;
+  if (f->migrated) return tensor_of(f, *f->migrated, name);
+  return tensor_of(f, *f->mt, name);
+}
+
+// A tensor of a file (`metatensor::file`) or of a file read through a
+// reader schema (`metatensor::migrated_file`, whose views may be converted
+// copies that `f` keeps alive): the two share these view accessors.
+template <class File>
+py::object tensor_of(const opened_ptr& f, const File& mt, std::string_view name) {
   if (!mt.contains(name)) throw_not_found(name);
   switch (mt.layout(name).kind) {
     case tensor_kind::flat: {
@@ -226,8 +237,9 @@ py::object tensor_object(const opened_ptr& f, std::string_view name) {
 }
 
 py::object blob_field_object(const opened_ptr& f, std::string_view name, std::string_view path) {
-  if (!f->mt || !f->mt->contains(name)) throw_not_found(name);
-  const auto field = f->mt->records(name).field(path);  // ValueError for a flat/blob tensor or unknown field
+  if (!f->mt || !(f->migrated ? f->migrated->contains(name) : f->mt->contains(name))) throw_not_found(name);
+  // ValueError for a flat/blob tensor or unknown field.
+  const auto field = f->migrated ? f->migrated->field(name, path) : f->mt->records(name).field(path);
   if (field.type().type != value_type::string && field.type().type != value_type::list) {
     throw tensogram::invalid_arg_error(
         "field \"" + std::string(path) + "\" of \"" + std::string(name) +

@@ -22,6 +22,7 @@
 #include <string_view>
 
 #include "metatensor/file.hpp"
+#include "metatensor/migrate.hpp"
 #include "metatensor/safetensors.hpp"
 
 namespace metatensor::python {
@@ -39,6 +40,9 @@ struct opened {
   bool writable = false;
   std::optional<metatensor::file> mt;
   std::optional<safetensors::file> plain;
+  /// Set when opened through a reader schema (`safe_open(..., schema=)`):
+  /// tensors are then presented in the reader's types (mt_migrate.cpp).
+  std::optional<metatensor::migrated_file> migrated;
 
   [[nodiscard]] const safetensors::file& base() const noexcept { return mt ? mt->base() : *plain; }
 };
@@ -82,6 +86,13 @@ void register_errors(py::module_& m);
 /// The numpy structured dtype of a record (blob fields as (offset, length)).
 [[nodiscard]] py::dtype record_dtype(const record_layout& record);
 void register_arrays(py::module_& m);
+
+// ---- schema migration (mt_migrate.cpp) -------------------------------------
+
+/// Opens `path` and presents it through the reader schema `schema_json`
+/// (JSON text); MetatensorError MT_SCHEMA_INCOMPATIBLE for an incompatible
+/// pair, and for a plain safetensors file (it has no schema to migrate from).
+[[nodiscard]] opened_ptr open_migrated(const std::filesystem::path& path, std::string_view schema_json);
 
 // ---- writing (mt_writer.cpp) ------------------------------------------------
 

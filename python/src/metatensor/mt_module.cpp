@@ -54,6 +54,19 @@ class py_file {
     }
   }
 
+  static py_file open_with_schema(const std::filesystem::path& path, std::string_view schema_json) {
+    return py_file(open_migrated(path, schema_json));
+  }
+
+  // True when get_tensor(name) is a view of the file (identical layout),
+  // false when it is a converted copy (reader schema only).
+  [[nodiscard]] bool zero_copy(std::string_view name) const {
+    const auto& f = *get();
+    if (!f.migrated) return true;
+    if (!f.migrated->contains(name)) throw_not_found(name);
+    return f.migrated->zero_copy(name);
+  }
+
   static py_file from_bytes(const py::bytes& data) {
     const std::string_view view = data;  // `bytes` is immutable: safe to read without the GIL
     py::gil_scoped_release unlocked;
@@ -74,6 +87,7 @@ class py_file {
 
   [[nodiscard]] std::vector<std::string> keys() const {
     const auto& f = *get();
+    if (f.migrated) return f.migrated->tensor_names();
     if (f.mt) return f.mt->tensor_names();
     std::vector<std::string> names;
     for (const auto& t : f.plain->tensors()) names.push_back(t.name());
@@ -94,6 +108,7 @@ class py_file {
   [[nodiscard]] py::object schema() const {
     const auto& f = *get();
     if (!f.mt) return py::none();
+    if (f.migrated) return py::str(f.migrated->schema().document().dump());  // the reader schema
     return py::str(f.mt->schema().document().dump());
   }
 
@@ -105,8 +120,8 @@ class py_file {
     std::string kind = "flat";
     std::string dtype;
     if (f.mt) {
-      if (!f.mt->contains(name)) throw_not_found(name);
-      const auto& l = f.mt->layout(name);
+      if (!(f.migrated ? f.migrated->contains(name) : f.mt->contains(name))) throw_not_found(name);
+      const auto& l = f.migrated ? f.migrated->layout(name) : f.mt->layout(name);
       const auto dims = f.mt->dims(name);
       shape.assign(dims.begin(), dims.end());
       kind = std::string(kind_name(l.kind));
@@ -163,6 +178,10 @@ PYBIND11_MODULE(_metatensor, m) {
       .def(py::init([](const metatensor::python::opened_handle& h) { return py_file(h.f); }),
            py::arg("opened"), "A file opened by another source (open_copy_on_write, RemoteFile.opened).")
       .def_static("open", &py_file::open, py::arg("path"), "Maps and validates a file (header only).")
+      .def_static("open_with_schema", &py_file::open_with_schema, py::arg("path"), py::arg("schema"),
+                  "Maps a file and presents it through a newer compatible reader schema (JSON text).")
+      .def("zero_copy", &py_file::zero_copy, py::arg("name"),
+           "False when the tensor is a converted copy in the reader schema's types.")
       .def_static("from_bytes", &py_file::from_bytes, py::arg("data"), "Validates a copy of a file image.")
       .def("close", &py_file::close, "Releases the file; arrays already returned stay valid.")
       .def_property_readonly("closed", &py_file::closed)

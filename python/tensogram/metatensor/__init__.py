@@ -22,6 +22,7 @@ file mapped after ``safe_open`` is closed.
 
 from __future__ import annotations
 
+import json as _json
 import os as _os
 from typing import Any, Dict, Mapping, Optional
 
@@ -91,10 +92,27 @@ class safe_open:
     ``tensogram.metatensor.torch``). ``path`` may be an ``http://``,
     ``https://`` or ``metatensor://`` URL: the header is fetched at open,
     each tensor on its first read.
+    ``schema`` (JSON text or a dict) reads a local metatensor file through a
+    newer compatible schema (framework "np"): arrays get the reader's dtypes,
+    views when the layout is unchanged, converted copies otherwise
+    (``is_view``).
     """
 
-    def __init__(self, filename: str | _os.PathLike[str], framework: str, device: str = "cpu") -> None:
-        self._file = _sources.open_file(filename, framework, device)
+    def __init__(
+        self,
+        filename: str | _os.PathLike[str],
+        framework: str,
+        device: str = "cpu",
+        schema: str | Mapping[str, Any] | None = None,
+    ) -> None:
+        if schema is None:
+            self._file = _sources.open_file(filename, framework, device)
+        else:
+            if _sources.check_framework(framework, device) != "np" or _sources.is_url(filename):
+                raise MetatensorError("schema= reads local files with framework='np' only")
+            # A newer compatible reader schema (docs/metatensor.md, "Schema migration").
+            text = schema if isinstance(schema, str) else _json.dumps(schema)
+            self._file = _metatensor.File.open_with_schema(_os.fspath(filename), text)
 
     def __enter__(self) -> safe_open:
         return self
@@ -126,6 +144,10 @@ class safe_open:
         """The String or List field ``field`` ("a.b" through nested records) of every record of a
         struct tensor, as a BlobSequence (the structured array holds only its BlobRefs)."""
         return self._file.blob_field(name, field)
+
+    def is_view(self, name: str) -> bool:
+        """False when ``schema=`` converted the tensor into an owned copy in the reader's types."""
+        return self._file.zero_copy(name)
 
     def get_slice(self, name: str) -> _Slice:
         """A tensor for numpy-style slicing that reads only the needed bytes."""

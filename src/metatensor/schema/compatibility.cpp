@@ -11,6 +11,8 @@
 #include <set>
 #include <string>
 
+#include "../text.hpp"
+
 namespace metatensor {
 namespace {
 
@@ -57,16 +59,42 @@ std::string type_text(const type_layout& t) {
   return t.shape.empty() ? base : base + dims_text(t.shape);
 }
 
+std::string root_pointer(const std::string& name) {
+  return detail::child_pointer("/properties", name);
+}
+
+// §5.1 dimension bounds of the reader that files valid under the writer's
+// bounds may miss (the layouts agree, so the diff class does not show it).
+void check_dimensions(const tensor_layout& w, const tensor_layout& r, std::vector<dimension_warning>& out) {
+  for (std::size_t i = 0; i < std::min(w.rank(), r.rank()); ++i) {
+    const dimension_bounds& wb = w.dims[i];
+    const dimension_bounds& rb = r.dims[i];
+    const std::string path = r.name + "[dim " + std::to_string(i) + "]";
+    if (rb.min > wb.min) {
+      out.push_back({path, rb.pointer,
+                     "minItems " + std::to_string(wb.min) + " -> " + std::to_string(rb.min) +
+                         ": files with fewer than " + std::to_string(rb.min) + " items fail (MT_SHAPE)"});
+    }
+    if (rb.max && (!wb.max || *wb.max > *rb.max)) {
+      out.push_back({path, rb.pointer,
+                     "maxItems " + (wb.max ? std::to_string(*wb.max) : std::string("(none)")) + " -> " +
+                         std::to_string(*rb.max) + ": files with more than " + std::to_string(*rb.max) +
+                         " items fail (MT_SHAPE)"});
+    }
+  }
+}
+
 struct differ {
   std::vector<schema_change> changes;
 
-  void add(std::string path, std::string change, cls verdict) {
-    changes.push_back(schema_change{std::move(path), std::move(change), verdict});
+  void add(std::string path, std::string change, cls verdict, std::string pointer) {
+    changes.push_back(schema_change{std::move(path), std::move(change), verdict, std::move(pointer)});
   }
 
-  // Compares two types found at `path`; returns the class and records lines
-  // for what differs (nothing when identical).
-  cls compare_type(const type_layout& w, const type_layout& r, const std::string& path) {
+  // Compares two types found at `path` (the reader's node at `ptr`); returns
+  // the class and records lines for what differs (nothing when identical).
+  cls compare_type(const type_layout& w, const type_layout& r, const std::string& path,
+                   const std::string& ptr) {
     if (w.type != r.type) {
       // §11.3: String <-> List of Uint8 is convertible (List -> String needs
       // a UTF-8 check), when the fixed-array shape around them agrees.
@@ -79,15 +107,15 @@ struct differ {
         add(path,
             type_text(w) + " -> " + type_text(r) +
                 (r.type == value_type::string ? " (needs a UTF-8 check)" : ""),
-            cls::convertible);
+            cls::convertible, ptr);
         return cls::convertible;
       }
-      add(path, "kind changed: " + type_text(w) + " -> " + type_text(r), cls::incompatible);
+      add(path, "kind changed: " + type_text(w) + " -> " + type_text(r), cls::incompatible, ptr);
       return cls::incompatible;
     }
     if (w.shape != r.shape) {
       add(path, "fixed-array shape changed: " + dims_text(w.shape) + " -> " + dims_text(r.shape),
-          cls::incompatible);
+          cls::incompatible, ptr);
       return cls::incompatible;
     }
     switch (w.type) {
@@ -97,30 +125,31 @@ struct differ {
           add(path,
               std::string(safetensors::dtype_name(w.scalar)) + " -> " +
                   std::string(safetensors::dtype_name(r.scalar)) + " (widening)",
-              cls::convertible);
+              cls::convertible, ptr);
           return cls::convertible;
         }
         add(path,
             std::string(safetensors::dtype_name(w.scalar)) + " -> " +
                 std::string(safetensors::dtype_name(r.scalar)) + " (not a widening)",
-            cls::incompatible);
+            cls::incompatible, ptr);
         return cls::incompatible;
       case value_type::string: return cls::identical;
-      case value_type::list: return compare_type(*w.elem, *r.elem, path + "[]");
-      case value_type::record: return compare_record(*w.record, *r.record, path);
+      case value_type::list: return compare_type(*w.elem, *r.elem, path + "[]", r.elem->pointer);
+      case value_type::record: return compare_record(*w.record, *r.record, path, ptr);
     }
     return cls::incompatible;
   }
 
-  cls compare_record(const record_layout& w, const record_layout& r, const std::string& path) {
+  cls compare_record(const record_layout& w, const record_layout& r, const std::string& path,
+                     const std::string& ptr) {
     if (w.tuple != r.tuple) {
       add(path, std::string(w.tuple ? "tuple" : "struct") + " -> " + (r.tuple ? "tuple" : "struct"),
-          cls::incompatible);
+          cls::incompatible, ptr);
       return cls::incompatible;
     }
     if (w.tuple && w.fields.size() != r.fields.size()) {
       add(path, "tuple arity " + std::to_string(w.fields.size()) + " -> " + std::to_string(r.fields.size()),
-          cls::incompatible);
+          cls::incompatible, ptr);
       return cls::incompatible;
     }
     cls verdict = cls::identical;
@@ -129,25 +158,25 @@ struct differ {
       const field_layout* wf = w.find(rf.name);
       if (!wf) {
         if (rf.default_value) {
-          add(sub(rf.name), "field added with a default", cls::view_compatible);
+          add(sub(rf.name), "field added with a default", cls::view_compatible, rf.pointer);
           verdict = worst(verdict, cls::view_compatible);
         } else {
-          add(sub(rf.name), "field added without a default", cls::incompatible);
+          add(sub(rf.name), "field added without a default", cls::incompatible, rf.pointer);
           verdict = worst(verdict, cls::incompatible);
         }
         continue;
       }
-      cls c = compare_type(wf->type, rf.type, sub(rf.name));
+      cls c = compare_type(wf->type, rf.type, sub(rf.name), rf.pointer);
       if (wf->offset != rf.offset && c < cls::view_compatible) {
         add(sub(rf.name), "offset " + std::to_string(wf->offset) + " -> " + std::to_string(rf.offset),
-            cls::view_compatible);
+            cls::view_compatible, rf.pointer);
         c = cls::view_compatible;
       }
       verdict = worst(verdict, c);
     }
     for (const auto& wf : w.fields) {
       if (!r.find(wf.name)) {
-        add(sub(wf.name), "field removed", cls::view_compatible);
+        add(sub(wf.name), "field removed", cls::view_compatible, wf.pointer);
         verdict = worst(verdict, cls::view_compatible);
       }
     }
@@ -157,7 +186,7 @@ struct differ {
       add(path,
           "record size/alignment " + std::to_string(w.size) + "/" + std::to_string(w.align) + " -> " +
               std::to_string(r.size) + "/" + std::to_string(r.align),
-          cls::view_compatible);
+          cls::view_compatible, ptr);
       verdict = cls::view_compatible;
     }
     return verdict;
@@ -165,16 +194,17 @@ struct differ {
 
   cls compare_tensor(const tensor_layout& w, const tensor_layout& r) {
     const std::string& path = r.name;
+    const std::string root = root_pointer(r.name);
     if (w.kind != r.kind) {
       add(path,
           std::string("kind changed: ") + std::string(kind_name(w.kind)) + " -> " +
               std::string(kind_name(r.kind)),
-          cls::incompatible);
+          cls::incompatible, root);
       return cls::incompatible;
     }
     if (w.rank() != r.rank()) {
       add(path, "rank changed: " + std::to_string(w.rank()) + " -> " + std::to_string(r.rank()),
-          cls::incompatible);
+          cls::incompatible, root);
       return cls::incompatible;
     }
     switch (w.kind) {
@@ -182,10 +212,10 @@ struct differ {
         type_layout a, b;
         a.scalar = w.flat_dtype;
         b.scalar = r.flat_dtype;
-        return compare_type(a, b, path);
+        return compare_type(a, b, path, r.element_pointer);
       }
-      case tensor_kind::record: return compare_record(*w.record, *r.record, path);
-      case tensor_kind::blob: return compare_type(w.item, r.item, path + "[item]");
+      case tensor_kind::record: return compare_record(*w.record, *r.record, path, r.element_pointer);
+      case tensor_kind::blob: return compare_type(w.item, r.item, path + "[item]", r.element_pointer);
     }
     return cls::incompatible;
   }
@@ -235,34 +265,37 @@ compatibility_report compatibility(const compiled_schema& writer, const compiled
     const bool reader_requires = reader.required().count(name) != 0;
     const std::size_t before = d.changes.size();
     cls c = cls::identical;
+    const std::string root = root_pointer(name);
     if (!w) {
       c = reader_requires ? cls::incompatible : cls::compatible;
       d.add(name,
             reader_requires ? "root property added to required (files without it fail)"
                             : "root property added (absent in old files)",
-            c);
+            c, root);
     } else if (!r) {
       c = cls::compatible;
-      d.add(name, "root property removed (the reader ignores it)", c);
+      d.add(name, "root property removed (the reader ignores it)", c, root);
     } else {
       if (reader_requires && writer.required().count(name) == 0) {
-        d.add(name, "root property became required (old files may lack it)", cls::incompatible);
+        d.add(name, "root property became required (old files may lack it)", cls::incompatible, root);
         c = cls::incompatible;
       }
       c = worst(c, d.compare_tensor(*w, *r));
+      if (w->rank() == r->rank()) check_dimensions(*w, *r, report.dimension_warnings);
       if (c == cls::identical) {
         // Same layout; the schema text may still differ in annotations or
         // value constraints (§11.3: identical layout, stricter readers may
         // reject old files in deep validation).
         if (writer.document().at("properties").at(name) != reader.document().at("properties").at(name) ||
             writer.property_schema(name) != reader.property_schema(name)) {
-          d.add(name, "annotations, value constraints or $ref structure changed", cls::identical);
+          d.add(name, "annotations, value constraints or $ref structure changed", cls::identical, root);
         } else if (w->root_align != r->root_align) {
-          d.add(name, "TypeDef:Align on the root property changed", cls::identical);
+          d.add(name, "TypeDef:Align on the root property changed", cls::identical, root);
         }
       }
     }
-    if (d.changes.size() == before) d.add(name, "unchanged", cls::identical);
+    if (d.changes.size() == before) d.add(name, "unchanged", cls::identical, root);
+    report.tensors[name] = c;
     report.verdict = worst(report.verdict, c);
   }
   report.changes = std::move(d.changes);
@@ -273,7 +306,7 @@ void require_compatible(const compatibility_report& report) {
   if (report.verdict != cls::incompatible) return;
   for (const auto& change : report.changes) {
     if (change.verdict == cls::incompatible) {
-      throw error(errc::mt_schema_incompatible, change.path + ": " + change.change);
+      throw error(errc::mt_schema_incompatible, change.pointer + ": " + change.path + ": " + change.change);
     }
   }
 }

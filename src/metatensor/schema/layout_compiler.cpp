@@ -129,6 +129,7 @@ class compiler {
         b.min = read_uint(*it, cur.ptr, "minItems");
       if (auto it = cur.node->find("maxItems"); it != cur.node->end())
         b.max = read_uint(*it, cur.ptr, "maxItems");
+      b.pointer = cur.ptr;
       out.dims.push_back(b);
       if (out.dims.size() > safetensors::max_rank)
         fail_at_node(errc::mt_limit, cur.ptr, "rank above 32 (§8.4)");
@@ -136,6 +137,7 @@ class compiler {
       no_align(cur);
       c = classify(cur);
     }
+    out.element_pointer = cur.ptr;
     switch (c.kind) {
       case node_kind::scalar:
         check_scalar(cur, c);
@@ -240,6 +242,12 @@ class compiler {
 
   // A type inside a record or a List (§4.4, §4.5, §6.1); `r` already resolved.
   type_layout compile_type_at(const resolved& r, const classified& c) {
+    type_layout t = compile_type_kind(r, c);
+    t.pointer = r.ptr;
+    return t;
+  }
+
+  type_layout compile_type_kind(const resolved& r, const classified& c) {
     type_layout t;
     switch (c.kind) {
       case node_kind::scalar: {
@@ -440,6 +448,7 @@ class compiler {
       field_layout f;
       f.name = names[i];
       f.default_value = default_along_refs(field);
+      f.pointer = doc_.at(field).pointer;
       f.offset = align_up(cursor, fa);
       cursor = f.offset + type.size;
       if (cursor > max_record_size)

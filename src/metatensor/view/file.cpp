@@ -29,6 +29,7 @@
 
 #include "src/metatensor/strict_json.hpp"
 #include "src/metatensor/text.hpp"
+#include "src/metatensor/view/blob_slots.hpp"
 
 namespace metatensor {
 
@@ -50,34 +51,8 @@ std::string num(std::uint64_t v) {
 constexpr std::string_view pad_prefix = "__pad__";
 constexpr std::string_view reserved_prefix = "metatensor.";
 
-// One BlobRef position inside a record (§6.4): its offset from the record
-// start and the String or List type it refers to. Fixed arrays and nested
-// records are expanded, so a record has at most size/16 slots.
-struct blob_slot {
-  std::uint64_t offset;
-  const type_layout* type;
-};
-
-void collect_slots(const record_layout& rec, std::uint64_t base, std::vector<blob_slot>& out);
-
-void collect_type_slots(const type_layout& t, std::uint64_t base, std::vector<blob_slot>& out) {
-  if (!t.has_blobs()) return;
-  std::uint64_t n = 1;
-  for (auto d : t.shape) n *= d;  // bounded by the record size (§6.2, §8.4)
-  const std::uint64_t step = t.element_size();
-  for (std::uint64_t i = 0; i < n; ++i) {
-    const std::uint64_t at = base + i * step;
-    if (t.type == value_type::string || t.type == value_type::list) {
-      out.push_back(blob_slot{at, &t});
-    } else if (t.type == value_type::record && t.record) {
-      collect_slots(*t.record, at, out);
-    }
-  }
-}
-
-void collect_slots(const record_layout& rec, std::uint64_t base, std::vector<blob_slot>& out) {
-  for (const auto& f : rec.fields) collect_type_slots(f.type, base + f.offset, out);
-}
+using detail::blob_slot;
+using detail::collect_slots;
 
 // The checked product of `dims` (0 as soon as a dimension is 0).
 std::optional<std::uint64_t> product(std::span<const std::uint64_t> dims) {
