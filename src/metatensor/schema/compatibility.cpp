@@ -11,7 +11,7 @@
 #include <set>
 #include <string>
 
-#include "../text.hpp"
+#include "src/metatensor/text.hpp"
 
 namespace metatensor {
 namespace {
