@@ -179,10 +179,11 @@ int main(int argc, char** argv) {
   dump_cmd->add_flag("-j,--json", dump.json, "JSON output");
 
   metatensor::cli::diff_args diff;
-  CLI::App* diff_cmd = app.add_subcommand(
-      "diff",
-      "Classify schema changes (metatensor-format §11): exit 1 when files written with OLD cannot be read as NEW, 3 when they can "
-      "but a tightened dimension bound (minItems/maxItems) may reject some of them");
+  CLI::App* diff_cmd =
+      app.add_subcommand("diff",
+                         "Classify schema changes (metatensor-format §11): exit 1 when files written with "
+                         "OLD cannot be read as NEW, 3 when they can "
+                         "but a tightened dimension bound (minItems/maxItems) may reject some of them");
   diff_cmd->add_option("old", diff.old_path, "The writer schema: a .json schema or a metatensor file")
       ->required()
       ->type_name("OLD");
