@@ -45,6 +45,7 @@ TEST_DIR := build-test
 ASAN_DIR := build-asan
 FUZZ_DIR := build-fuzz
 BENCH_DIR := build-bench
+BENCH_PYTHON = "$$(sed -n 's/^Python_EXECUTABLE:[A-Z]*=//p' $(BENCH_DIR)/CMakeCache.txt)"
 OUT_DIR := out
 
 CLI := $(BUILD_DIR)/tools/tensogram/tensogram
@@ -146,12 +147,15 @@ bench: deps
 	  -DTENSOGRAM_BUILD_TESTS=OFF -DTENSOGRAM_BUILD_EXAMPLES=OFF -DTENSOGRAM_BUILD_TOOLS=OFF $(CMAKE_ARGS)
 	$(CMAKE) --build $(BENCH_DIR) -j $(JOBS)
 	$(BENCH_DIR)/bench/tensogram_bench
-	$(BENCH_DIR)/bench/tensogram_codec_matrix --json-file $(BENCH_DIR)/codec_matrix.json
 	$(BENCH_DIR)/bench/tensogram_memory_bench --json-file $(BENCH_DIR)/memory_bench.json
 	$(BENCH_DIR)/bench/tensogram_io_bench
-	$(BENCH_DIR)/bench/tensogram_metatensor_bench
-	PYTHONPATH=$(BENCH_DIR)/python "$$(sed -n 's/^Python_EXECUTABLE:[A-Z]*=//p' $(BENCH_DIR)/CMakeCache.txt)" \
-	  bench/python_bench.py
+	$(BENCH_DIR)/bench/tensogram_metatensor_bench --json-file $(BENCH_DIR)/metatensor_bench.json
+	PYTHONPATH=$(BENCH_DIR)/python $(BENCH_PYTHON) bench/python_bench.py
+	PYTHONPATH=$(BENCH_DIR)/python $(BENCH_PYTHON) bench/metatensor_python_bench.py --kind-mib 64 \
+	  --json-file $(BENCH_DIR)/metatensor_python_bench.json
+	@# Last: the codec matrix, whose goals block merges every other benchmark's goals.
+	$(BENCH_DIR)/bench/tensogram_codec_matrix --json-file $(BENCH_DIR)/codec_matrix.json \
+	  --goals-from $(BENCH_DIR)/metatensor_bench.json --goals-from $(BENCH_DIR)/metatensor_python_bench.json
 
 # Only C and C++ files of the listed folders: build trees and fixtures stay untouched.
 format_files = $(shell find $(wildcard $(FORMAT_DIRS)) -type f \

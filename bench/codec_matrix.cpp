@@ -10,13 +10,15 @@
 //   * the physical limit: single-pass memcpy and memcpy+xxh3 of the bytes;
 //   * the raw libraries (libzstd, liblz4, libaec, libzfp) on the same bytes;
 //   * ecCodes' grid_simple and grid_ccsds (when the importers are built);
-//   * thread scaling (threads = 0, 1, 2);
+//   * thread scaling (threads = 0, 1, 2) beside the machine's own peers;
 //
-// and prints a "goals" block with each goal's ratio and whether it is met.
+// and prints the "goals" block with each goal's ratio and whether it is met,
+// merged with the goals other benchmarks wrote (`--goals-from FILE.json`,
+// bench/goals.hpp): `make bench` ends with every goal of the project.
 //
 //   tensogram_codec_matrix [--json] [--values N] [--grib-values N]
 //                          [--reps N] [--budget SECONDS] [--blosc2-codecs]
-//                          [--json-file PATH]
+//                          [--json-file PATH] [--goals-from PATH]...
 //
 // Defaults: 16 Mi values for the matrix, 10 M for the GRIB rows, best of 3
 // runs, at most ~4 s per row and direction. Rows run with threads = 0 (the
@@ -26,11 +28,6 @@
 // GLIBC_TUNABLES; the library advises huge pages on its large buffers);
 // raw-library peers write into reused, pre-faulted buffers (their best
 // case). MB/s are of the float64 input/output (8 bytes per value, 1e6 B/MB).
-#include <libaec.h>
-#include <lz4.h>
-#include <zfp.h>
-#include <zstd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -52,6 +49,8 @@
 #include <vector>
 
 #include "bench_util.hpp"
+#include "goals.hpp"
+#include "raw_peers.hpp"
 #ifdef TENSOGRAM_BENCH_ECCODES
 #include "eccodes_peer.hpp"
 #endif
@@ -61,7 +60,11 @@ namespace {
 namespace tb = tensogram_bench;
 using tb::best_time;
 using tb::clock_type;
+using tb::faulted;
+using tb::goal;
 using tb::measure_best;
+using tb::peer;
+using tb::scaling_peer;
 
 // ---- configuration -----------------------------------------------------------
 
@@ -72,7 +75,8 @@ struct config {
   int reps = 3;
   double budget = 4.0;  // seconds per row and direction
   bool blosc2_codecs = false;
-  std::string json_file;  // --json-file: the JSON as well as the table
+  std::string json_file;                // --json-file: the JSON as well as the table
+  std::vector<std::string> goals_from;  // --goals-from: other benchmarks' goals, merged
 };
 
 // ---- pipelines -----------------------------------------------------------------
@@ -209,19 +213,6 @@ row measure_ours(const pipeline& c, std::span<const double> field, std::uint32_t
 
 // ---- peers ---------------------------------------------------------------------
 
-/// A peer measured on the same bytes: a name, times, and the output size.
-struct peer {
-  std::string name;
-  best_time encode;  // or the one operation of a one-way peer
-  std::optional<best_time> decode;
-  std::size_t bytes = 0;
-};
-
-/// A pre-faulted buffer of `size` bytes (raw peers' best case).
-std::vector<std::byte> faulted(std::size_t size) {
-  return std::vector<std::byte>(size, std::byte{1});
-}
-
 constexpr std::size_t fused_block = 32 * 1024;
 
 /// One pass: copy a 32 KiB block, hash it from cache (the floor for an
@@ -235,47 +226,6 @@ std::uint64_t fused_copy_hash(std::span<const std::byte> src, std::byte* dst) {
   }
   return stream.digest();
 }
-
-struct zfp_handles {
-  struct field_del {
-    void operator()(zfp_field* f) const noexcept { zfp_field_free(f); }
-  };
-  struct stream_del {
-    void operator()(zfp_stream* s) const noexcept { zfp_stream_close(s); }
-  };
-  struct bits_del {
-    void operator()(bitstream* b) const noexcept { stream_close(b); }
-  };
-  std::unique_ptr<zfp_field, field_del> field;
-  std::unique_ptr<zfp_stream, stream_del> stream;
-  std::unique_ptr<bitstream, bits_del> bits;
-
-  zfp_handles(double* data, std::size_t n, double rate, std::span<std::byte> buf)
-      : field(zfp_field_1d(data, zfp_type_double, n)), stream(zfp_stream_open(nullptr)) {
-    zfp_stream_set_rate(stream.get(), rate, zfp_type_double, 1, 0);
-    zfp_stream_set_execution(stream.get(), zfp_exec_serial);
-    bits.reset(stream_open(buf.data(), buf.size()));
-    zfp_stream_set_bit_stream(stream.get(), bits.get());
-    zfp_stream_rewind(stream.get());
-  }
-};
-
-std::size_t zfp_capacity(std::size_t n, double rate) {
-  std::vector<double> dummy(1);
-  zfp_handles h(dummy.data(), n, rate, std::span<std::byte>());
-  return zfp_stream_maximum_size(h.stream.get(), h.field.get());
-}
-
-// ---- goals ---------------------------------------------------------------------
-
-struct goal {
-  std::string name;
-  double value = 0;
-  double target = 0;
-  bool at_least = true;  // value ≥ target (else value ≤ target)
-  std::string note = {};
-  [[nodiscard]] bool met() const { return at_least ? value >= target : value <= target; }
-};
 
 // ---- output helpers ------------------------------------------------------------
 
@@ -328,7 +278,7 @@ double load_average() {
 int usage(const char* argv0) {
   std::fprintf(stderr,
                "usage: %s [--json] [--values N] [--grib-values N] [--reps N] [--budget SECONDS] "
-               "[--blosc2-codecs] [--json-file PATH]\n",
+               "[--blosc2-codecs] [--json-file PATH] [--goals-from PATH]...\n",
                argv0);
   return 2;
 }
@@ -353,6 +303,8 @@ int main(int argc, char** argv) {
       cfg.json = true;
     } else if (arg == "--json-file" && i + 1 < argc) {
       cfg.json_file = argv[++i];
+    } else if (arg == "--goals-from" && i + 1 < argc) {
+      cfg.goals_from.emplace_back(argv[++i]);
     } else if (arg == "--blosc2-codecs") {
       cfg.blosc2_codecs = true;
     } else if (arg == "--values" || arg == "--grib-values" || arg == "--reps" || arg == "--budget") {
@@ -368,6 +320,12 @@ int main(int argc, char** argv) {
   }
 
   try {
+    // Read first: a missing file fails now, not after minutes of measuring.
+    std::vector<goal> other_goals;
+    for (const std::string& path : cfg.goals_from) {
+      const std::vector<goal> more = tb::read_goals(path);
+      other_goals.insert(other_goals.end(), more.begin(), more.end());
+    }
     const auto wall0 = clock_type::now();
     const double load_start = load_average();
     const std::size_t n = cfg.values;
@@ -518,85 +476,26 @@ int main(int argc, char** argv) {
     // ---- raw libraries on the same bytes ----
     progress(cfg, "raw libraries");
     std::vector<peer> raws;
-    {
-      std::vector<std::byte> cbuf = faulted(ZSTD_compressBound(raw.size()));
-      std::vector<std::byte> dbuf = faulted(raw.size());
-      peer p{"libzstd level 3", {}, best_time{}, 0};
-      p.encode = measure_best(cfg.reps, cfg.budget, [&] {
-        p.bytes = ZSTD_compress(cbuf.data(), cbuf.size(), raw.data(), raw.size(), 3);
-        if (ZSTD_isError(p.bytes)) throw std::runtime_error("ZSTD_compress failed");
-      });
-      p.decode = measure_best(cfg.reps, cfg.budget, [&] {
-        if (ZSTD_decompress(dbuf.data(), dbuf.size(), cbuf.data(), p.bytes) != raw.size()) {
-          throw std::runtime_error("ZSTD_decompress failed");
-        }
-      });
-      raws.push_back(p);
-    }
-    {
-      const int in_size = static_cast<int>(raw.size());
-      std::vector<std::byte> cbuf = faulted(static_cast<std::size_t>(LZ4_compressBound(in_size)));
-      std::vector<std::byte> dbuf = faulted(raw.size());
-      peer p{"liblz4 default", {}, best_time{}, 0};
-      p.encode = measure_best(cfg.reps, cfg.budget, [&] {
-        const int z = LZ4_compress_default(reinterpret_cast<const char*>(raw.data()),
-                                           reinterpret_cast<char*>(cbuf.data()), in_size,
-                                           static_cast<int>(cbuf.size()));
-        if (z <= 0) throw std::runtime_error("LZ4_compress_default failed");
-        p.bytes = static_cast<std::size_t>(z);
-      });
-      p.decode = measure_best(cfg.reps, cfg.budget, [&] {
-        if (LZ4_decompress_safe(reinterpret_cast<const char*>(cbuf.data()),
-                                reinterpret_cast<char*>(dbuf.data()), static_cast<int>(p.bytes),
-                                in_size) != in_size) {
-          throw std::runtime_error("LZ4_decompress_safe failed");
-        }
-      });
-      raws.push_back(p);
-    }
-    // szip on the bytes sp24+szip's szip stage receives: 24-bit packed
-    // samples, MSB first (flags 8|4|2, block 16, rsi 128; spec 03 §7.2).
-    // Ours here is the szip stage alone (codecs::szip_compress, which also
-    // records the RSI offsets), so the ratio is our overhead over libaec.
+    raws.push_back(tb::measure_libzstd(raw, cfg.reps, cfg.budget));
+    raws.push_back(tb::measure_liblz4(raw, cfg.reps, cfg.budget));
+    // szip on the bytes sp24/sp32+szip's szip stage receives: packed
+    // samples, MSB first (flags 8|4|2 for 24 bits, 8|4 for 32; block 16, rsi
+    // 128; spec 03 §7.2). Ours here is the szip stage alone
+    // (codecs::szip_compress, which also records the RSI offsets), so the
+    // ratio is our overhead over libaec.
     peer szip_ours{"ours szip stage (sp24 bytes)", {}, best_time{}, 0};
-    {
-      const auto params = tensogram::simple_packing_compute_params(field, 24);
-      std::vector<std::byte> packed(tensogram::codecs::simple_packing_size(n, 24));
+    for (int bits : {24, 32}) {
+      const auto params = tensogram::simple_packing_compute_params(field, bits);
+      std::vector<std::byte> packed(tensogram::codecs::simple_packing_size(n, bits));
       tensogram::codecs::simple_packing_encode(raw, tensogram::native_byte_order(), params, packed);
+      raws.push_back(tb::measure_libaec(packed, bits, cfg.reps, cfg.budget));
+      if (bits != 24) continue;
       tensogram::codecs::szip_params sp;
       sp.bits_per_sample = 24;
       sp.block_size = 16;
       sp.rsi = 128;
       sp.flags = tensogram::codecs::szip_flags::data_preprocess | tensogram::codecs::szip_flags::data_msb |
                  tensogram::codecs::szip_flags::data_3byte;
-      std::vector<std::byte> cbuf = faulted(packed.size() + packed.size() / 8 + (1 << 20));
-      std::vector<std::byte> dbuf = faulted(packed.size());
-      const auto stream_for = [&](const std::byte* in, std::size_t in_len, std::byte* out,
-                                  std::size_t out_len) {
-        aec_stream s{};
-        s.bits_per_sample = sp.bits_per_sample;
-        s.block_size = sp.block_size;
-        s.rsi = sp.rsi;
-        s.flags = sp.flags;
-        s.next_in = reinterpret_cast<const unsigned char*>(in);
-        s.avail_in = in_len;
-        s.next_out = reinterpret_cast<unsigned char*>(out);
-        s.avail_out = out_len;
-        return s;
-      };
-      peer p{"libaec (sp24 bytes)", {}, best_time{}, 0};
-      p.encode = measure_best(cfg.reps, cfg.budget, [&] {
-        aec_stream s = stream_for(packed.data(), packed.size(), cbuf.data(), cbuf.size());
-        if (aec_buffer_encode(&s) != AEC_OK) throw std::runtime_error("aec_buffer_encode failed");
-        p.bytes = s.total_out;
-      });
-      p.decode = measure_best(cfg.reps, cfg.budget, [&] {
-        aec_stream s = stream_for(cbuf.data(), p.bytes, dbuf.data(), dbuf.size());
-        if (aec_buffer_decode(&s) != AEC_OK || s.total_out != packed.size()) {
-          throw std::runtime_error("aec_buffer_decode failed");
-        }
-      });
-      raws.push_back(p);
       tensogram::codecs::szip_encoded enc;
       szip_ours.encode = measure_best(
           cfg.reps, cfg.budget, [&] { enc = {}; },
@@ -608,23 +507,8 @@ int main(int argc, char** argv) {
           [&] { back = tensogram::codecs::szip_decompress(enc.payload, sp, packed.size()); });
       if (back != packed) throw std::runtime_error("szip stage round trip differs");
     }
-    for (double rate : {16.0, 24.0, 32.0}) {
-      std::vector<std::byte> cbuf = faulted(zfp_capacity(n, rate));
-      std::vector<double> dbuf(n, 1.0);
-      std::vector<double> in(field.begin(), field.end());  // zfp_field takes a non-const pointer
-      peer p{"libzfp rate " + std::to_string(static_cast<int>(rate)), {}, best_time{}, 0};
-      p.encode = measure_best(cfg.reps, cfg.budget, [&] {
-        zfp_handles h(in.data(), n, rate, cbuf);
-        p.bytes = zfp_compress(h.stream.get(), h.field.get());
-        if (p.bytes == 0) throw std::runtime_error("zfp_compress failed");
-      });
-      p.decode = measure_best(cfg.reps, cfg.budget, [&] {
-        zfp_handles h(dbuf.data(), n, rate, cbuf);
-        if (zfp_decompress(h.stream.get(), h.field.get()) == 0)
-          throw std::runtime_error("zfp_decompress failed");
-      });
-      raws.push_back(p);
-    }
+    for (double rate : {16.0, 24.0, 32.0})
+      raws.push_back(tb::measure_libzfp(field, rate, cfg.reps, cfg.budget));
     const auto find_raw = [&](std::string_view name) -> const peer& {
       for (const peer& p : raws) {
         if (p.name == name) return p;
@@ -636,11 +520,6 @@ int main(int argc, char** argv) {
     struct scaling {
       std::string name;
       row t[3];  // threads 0, 1, 2
-    };
-    struct scaling_peer {
-      std::string name;
-      best_time t1;  // one thread
-      best_time t2;  // two threads
     };
     std::vector<scaling> scalings;
     for (const pipeline& c : {plain("blosc2"), sp(24, "none"), plain("zstd"), sp(24, "szip")}) {
@@ -655,51 +534,7 @@ int main(int argc, char** argv) {
     // What the machine and libzstd themselves gain from a second thread on
     // the same bytes: the ceiling the ratios above are measured against.
     progress(cfg, "thread scaling peers");
-    std::vector<scaling_peer> scaling_peers;
-    {
-      std::vector<std::byte> dst = faulted(raw.size());
-      const auto split_copy = [&](unsigned threads, std::byte* out) {
-        std::vector<std::thread> pool;
-        const std::size_t part = raw.size() / threads;
-        for (unsigned t = 0; t < threads; ++t) {
-          const std::size_t from = t * part;
-          const std::size_t len = t + 1 == threads ? raw.size() - from : part;
-          pool.emplace_back([&, from, len] { std::memcpy(out + from, raw.data() + from, len); });
-        }
-        for (std::thread& th : pool) th.join();
-      };
-      scaling_peer pre{"memcpy (pre-faulted dst)", {}, {}};
-      scaling_peer fr{"memcpy (fresh THP dst)", {}, {}};
-      std::optional<tb::mapped_buffer> fresh;
-      for (unsigned t : {1U, 2U}) {
-        best_time& a = t == 1 ? pre.t1 : pre.t2;
-        a = measure_best(std::max(cfg.reps, 5), cfg.budget, [&] { split_copy(t, dst.data()); });
-        best_time& b = t == 1 ? fr.t1 : fr.t2;
-        b = measure_best(
-            std::max(cfg.reps, 5), cfg.budget, [&] { fresh.reset(); },
-            [&] {
-              fresh.emplace(raw.size());
-              split_copy(t, fresh->data());
-            });
-      }
-      scaling_peers.push_back(pre);
-      scaling_peers.push_back(fr);
-      // libzstd's multithreaded compressor (what `threads` >= 1 selects,
-      // spec 03 §13) with 1 and 2 workers.
-      std::vector<std::byte> cbuf = faulted(ZSTD_compressBound(raw.size()));
-      scaling_peer z{"libzstd level 3, nbWorkers 1 / 2", {}, {}};
-      std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> cctx(ZSTD_createCCtx(), &ZSTD_freeCCtx);
-      for (int workers : {1, 2}) {
-        ZSTD_CCtx_reset(cctx.get(), ZSTD_reset_session_and_parameters);
-        ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_compressionLevel, 3);
-        ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_nbWorkers, workers);
-        (workers == 1 ? z.t1 : z.t2) = measure_best(cfg.reps, cfg.budget, [&] {
-          const std::size_t r = ZSTD_compress2(cctx.get(), cbuf.data(), cbuf.size(), raw.data(), raw.size());
-          if (ZSTD_isError(r)) throw std::runtime_error("ZSTD_compress2 failed");
-        });
-      }
-      scaling_peers.push_back(z);
-    }
+    const std::vector<scaling_peer> scaling_peers = tb::measure_thread_peers(raw, cfg.reps, cfg.budget);
 
     // ---- ecCodes ----
     struct grib_pair {
@@ -752,8 +587,7 @@ int main(int argc, char** argv) {
                      fused.encode.seconds / none_hashed.encode.seconds, 0.8, true,
                      "fresh output vector, as a one-shot caller"});
     goals.push_back({"encode_into none+xxh3 (reused) / memcpy+xxh3 1-pass rate",
-                     fused.encode.seconds / encode_into_reused.seconds, 0.8, true,
-                     "information: steady state"});
+                     fused.encode.seconds / encode_into_reused.seconds, 0.8, true, "steady state", true});
     goals.push_back({"decode none native: time 16 Mi / 1 Mi values",
                      decode_big.seconds / decode_small.seconds, 1.5, false,
                      "O(1): ~1 (the size ratio is 16)"});
@@ -773,12 +607,32 @@ int main(int argc, char** argv) {
              "szip stage on sp24 bytes vs aec_buffer_encode");
     overhead("szip decode: ours/libaec time", *szip_ours.decode, *find_raw("libaec (sp24 bytes)").decode,
              "vs aec_buffer_decode");
+    // The whole sp+szip pipeline against what the reference spends: packing
+    // (our spNN row) plus libaec on the packed bytes; ≤ 10 % on top.
+    for (int bits : {24, 32}) {
+      const std::string b = "sp" + std::to_string(bits);
+      const row& whole = find_row(b + "+szip");
+      const row& packing = find_row(b);
+      const peer& aec = find_raw("libaec (" + b + " bytes)");
+      goals.push_back({b + "+szip encode: ours / (" + b + " + libaec) time",
+                       whole.encode.seconds / (packing.encode.seconds + aec.encode.seconds), 1.10, false,
+                       "pipeline around libaec"});
+      goals.push_back({b + "+szip decode: ours / (" + b + " + libaec) time",
+                       whole.decode.seconds / (packing.decode.seconds + aec.decode->seconds), 1.10, false,
+                       "pipeline around libaec"});
+    }
+    // zfp against Debian's libzfp (8-bit stream words). The reference's own
+    // libzfp (64-bit words) ran 1.25x (encode) / 1.12x (decode) as fast as
+    // this build in the measurement, so 1.3x the reference is about
+    // 1.7x / 1.5x Debian's library.
     for (int rate : {16, 24, 32}) {
       const std::string r = std::to_string(rate);
-      overhead("zfp " + r + " encode: ours/libzfp time", find_row("zfp rate " + r).encode,
-               find_raw("libzfp rate " + r).encode, "pipeline none+zfp vs zfp_compress");
-      overhead("zfp " + r + " decode: ours/libzfp time", find_row("zfp rate " + r).decode,
-               *find_raw("libzfp rate " + r).decode, "vs zfp_decompress");
+      const peer& lib = find_raw("libzfp rate " + r);
+      const row& ours = find_row("zfp rate " + r);
+      goals.push_back({"zfp " + r + " encode: libzfp time / ours", lib.encode.seconds / ours.encode.seconds,
+                       1.7, true, "= 1.3x the reference"});
+      goals.push_back({"zfp " + r + " decode: libzfp time / ours", lib.decode->seconds / ours.decode.seconds,
+                       1.5, true, "= 1.3x the reference"});
     }
 #ifdef TENSOGRAM_BENCH_ECCODES
     for (const grib_pair& p : grib) {
@@ -789,7 +643,7 @@ int main(int argc, char** argv) {
         goals.push_back({"sp24+szip vs grid_ccsds 24: encode speed", enc, 1.3, true});
         goals.push_back({"sp24+szip vs grid_ccsds 24: decode speed", dec, 1.3, true});
         goals.push_back({"  same, ecCodes into a pre-faulted array",
-                         p.ec.decode_prefaulted.seconds / p.ours.decode.seconds, 1.3, true, "information"});
+                         p.ec.decode_prefaulted.seconds / p.ours.decode.seconds, 1.3, true, "", true});
         const double size = static_cast<double>(p.ours.bytes) / static_cast<double>(p.ec.encoded_bytes);
         goals.push_back({"sp24+szip vs grid_ccsds 24: |size ratio - 1|", std::fabs(size - 1.0), 0.01, false,
                          "szip block 16 (convert-grib's); size ratio " + std::to_string(size)});
@@ -797,23 +651,32 @@ int main(int argc, char** argv) {
           const double s32 =
               static_cast<double>(p.ours_block32->bytes) / static_cast<double>(p.ec.encoded_bytes);
           goals.push_back({"  same with szip block 32 (ecCodes' choice)", std::fabs(s32 - 1.0), 0.01, false,
-                           "information; size ratio " + std::to_string(s32)});
+                           "size ratio " + std::to_string(s32), true});
         }
       } else {
         goals.push_back({"sp" + std::to_string(p.bits) + " vs grid_simple: encode speed", enc, 1.5, true});
         goals.push_back({"sp" + std::to_string(p.bits) + " vs grid_simple: decode speed", dec, 1.0, true});
         goals.push_back({"  same, ecCodes into a pre-faulted array",
-                         p.ec.decode_prefaulted.seconds / p.ours.decode.seconds, 1.0, true, "information"});
+                         p.ec.decode_prefaulted.seconds / p.ours.decode.seconds, 1.0, true, "", true});
       }
     }
 #endif
+    // A second thread is judged against what it buys the machine itself on
+    // the same bytes: the best gain of any peer (memcpy into pre-faulted or
+    // fresh memory, libzstd's own workers) is the target.
+    const scaling_peer& best_peer =
+        *std::max_element(scaling_peers.begin(), scaling_peers.end(),
+                          [](const scaling_peer& a, const scaling_peer& b) { return a.gain() < b.gain(); });
     for (const scaling& s : scalings) {
-      const bool info = s.name == "sp24+szip";
-      goals.push_back({s.name + ": encode 2 threads / 1", s.t[1].encode.seconds / s.t[2].encode.seconds, 1.7,
-                       true, info ? "information" : ""});
-      goals.push_back({s.name + ": decode 2 threads / 1", s.t[1].decode.seconds / s.t[2].decode.seconds, 1.7,
-                       true, info ? "information" : ""});
+      const std::string note = "best peer: " + best_peer.name;
+      goals.push_back({s.name + ": encode gain, 2 threads / 1", s.t[1].encode.seconds / s.t[2].encode.seconds,
+                       best_peer.gain(), true, note});
+      goals.push_back({s.name + ": decode gain, 2 threads / 1", s.t[1].decode.seconds / s.t[2].decode.seconds,
+                       best_peer.gain(), true, note});
     }
+    // Goals measured by the other benchmarks (metatensor headers and open
+    // times, Python), read from their JSON files before anything was measured.
+    goals.insert(goals.end(), other_goals.begin(), other_goals.end());
     const double wall = tb::seconds_since(wall0);
 
     // ---- output ----
@@ -898,15 +761,7 @@ int main(int argc, char** argv) {
              {"decode_speed_ratio", p.ec.decode.seconds / p.ours.decode.seconds}});
       }
 #endif
-      out["goals"] = nlohmann::json::array();
-      for (const goal& gl : goals) {
-        out["goals"].push_back({{"goal", gl.name},
-                                {"value", gl.value},
-                                {"target", gl.target},
-                                {"comparison", gl.at_least ? ">=" : "<="},
-                                {"met", gl.met()},
-                                {"note", gl.note}});
-      }
+      out["goals"] = tb::to_json(goals);
       if (!cfg.json_file.empty()) {
         std::ofstream f(cfg.json_file);
         f << out.dump(2) << '\n';
@@ -1028,11 +883,7 @@ int main(int argc, char** argv) {
                   mbps(raw_bytes, p.t1), mbps(raw_bytes, p.t2), p.t1.seconds / p.t2.seconds);
     }
 
-    std::printf("\ngoals:\n");
-    for (const goal& gl : goals) {
-      std::printf("  %-58s %8.4f  %s %-5.2f %-8s %s\n", gl.name.c_str(), gl.value,
-                  gl.at_least ? ">=" : "<=", gl.target, gl.met() ? "met" : "NOT MET", gl.note.c_str());
-    }
+    tb::print_goals(goals);
     std::printf("\n(%.0f s)\n", wall);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

@@ -1,7 +1,7 @@
 """tensogram.metatensor from Python, each figure next to a peer measured in the same run.
 
     PYTHONPATH=build-bench/python /usr/bin/python3 bench/metatensor_python_bench.py [--big-mib 1024]
-        [--kind-mib 256] [--dir DIR] [--repeats 5] [--json]
+        [--kind-mib 256] [--dir DIR] [--repeats 5] [--json] [--json-file PATH]
 
 Rows (page cache warm: every file was just written):
 
@@ -14,6 +14,10 @@ Rows (page cache warm: every file was just written):
 * `load_file` of 128 tensors (`--big-mib` MiB together) + touching every tensor, against a
   minimal safetensors reader written here with numpy alone (8-byte header length, JSON
   header, `np.fromfile` per tensor), the way `safetensors.numpy.load_file` copies tensors out.
+
+Goals (`--json-file PATH` writes them with the rows, for the codec matrix's goals block, which
+`make bench` prints last): `safe_open` of every kind stays under 0.2 ms at `--kind-mib` MiB, and
+`get_tensor` + `sum` of the flat tensor runs at >= 0.9x of `np.memmap` + `sum`.
 
 Files (about 2 x `--big-mib` + 3 x `--kind-mib` MiB) go to a temporary directory under `--dir`,
 removed at the end. Struct, string and ragged files are written through the JSON writer
@@ -196,6 +200,27 @@ def load_rows(directory: Path, big_mib: int, repeats: int) -> list[dict]:
     return rows
 
 
+def goals(rows: list[dict]) -> list[dict]:
+    """The goals these rows check, in the codec matrix's goals format (bench/goals.hpp)."""
+    out = []
+    for r in rows:
+        name = r["row"]
+        if name.startswith("open, "):  # O(header): the large file opens as fast as 1 MiB, < 0.2 ms
+            size = name.split(", ")[2].split(" (")[0]
+            out.append({"goal": f"python safe_open, {name.split(', ')[1]}, {size}: ms",
+                        "value": r["value_ms"], "target": 0.2, "comparison": "<=",
+                        "note": f"1 MiB: {r['peer_ms']:.3f} ms (O(header))"})
+        elif name.startswith("get_tensor + sum"):
+            out.append({"goal": "python get_tensor+sum flat: np.memmap time / ours",
+                        "value": r["ratio"], "target": 0.9, "comparison": ">=",
+                        "note": f"{r['value']:.2f} vs {r['peer']:.2f} GB/s"})
+        elif name.startswith("pt: get_tensor + sum"):
+            out.append({"goal": "python torch get_tensor+sum: memmap+from_numpy time / ours",
+                        "value": r["ratio"], "target": 0.9, "comparison": ">=",
+                        "note": f"{r['value']:.2f} vs {r['peer']:.2f} GB/s"})
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--big-mib", type=int, default=1024)
@@ -203,15 +228,19 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--dir", default=tempfile.gettempdir())
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--json-file", help="also write the rows and goals as JSON to this file")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="mt-python-bench-", dir=args.dir) as tmp:
         directory = Path(tmp)
         rows = open_rows(directory, args.kind_mib, args.big_mib, args.repeats)
         rows += flat_sum_rows(directory, args.big_mib, args.repeats)
         rows += load_rows(directory, args.big_mib, args.repeats)
+    report = {"machine": platform.machine(), "python": sys.version.split()[0],
+              "torch": torch.__version__ if torch else None, "rows": rows, "goals": goals(rows)}
+    if args.json_file:
+        Path(args.json_file).write_text(json.dumps(report, indent=1) + "\n")
     if args.json:
-        json.dump({"machine": platform.machine(), "python": sys.version.split()[0],
-                   "torch": torch.__version__ if torch else None, "rows": rows}, sys.stdout, indent=1)
+        json.dump(report, sys.stdout, indent=1)
         return
     print(f"{'row':<86}{'metatensor':>12}{'peer':>12}{'ratio':>9}")
     for r in rows:
