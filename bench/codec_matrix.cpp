@@ -662,17 +662,28 @@ int main(int argc, char** argv) {
     }
 #endif
     // A second thread is judged against what it buys the machine itself on
-    // the same bytes: the best gain of any peer (memcpy into pre-faulted or
-    // fresh memory, libzstd's own workers) is the target.
-    const scaling_peer& best_peer =
-        *std::max_element(scaling_peers.begin(), scaling_peers.end(),
-                          [](const scaling_peer& a, const scaling_peer& b) { return a.gain() < b.gain(); });
+    // the same bytes: the best gain of the peers that do the same kind of
+    // work. Encoders: memcpy into pre-faulted or fresh memory and libzstd's
+    // own workers; decoders: the memcpy peers — except zstd, whose frame
+    // libzstd decodes on one thread only (its peer gains 1.0).
+    const auto best_peer = [&](bool decoding) {
+      const scaling_peer* best = nullptr;
+      for (const scaling_peer& p : scaling_peers) {
+        if (decoding && !p.name.starts_with("memcpy")) continue;
+        if (best == nullptr || p.gain() > best->gain()) best = &p;
+      }
+      return best;
+    };
     for (const scaling& s : scalings) {
-      const std::string note = "best peer: " + best_peer.name;
+      const scaling_peer* enc_peer = best_peer(false);
+      const scaling_peer* dec_peer = best_peer(true);
+      const double dec_target = s.name == "zstd" ? 1.0 : dec_peer->gain();
+      const std::string dec_note =
+          s.name == "zstd" ? "libzstd decodes a frame on one thread" : "best peer: " + dec_peer->name;
       goals.push_back({s.name + ": encode gain, 2 threads / 1", s.t[1].encode.seconds / s.t[2].encode.seconds,
-                       best_peer.gain(), true, note});
+                       enc_peer->gain(), true, "best peer: " + enc_peer->name});
       goals.push_back({s.name + ": decode gain, 2 threads / 1", s.t[1].decode.seconds / s.t[2].decode.seconds,
-                       best_peer.gain(), true, note});
+                       dec_target, true, dec_note});
     }
     // Goals measured by the other benchmarks (metatensor headers and open
     // times, Python), read from their JSON files before anything was measured.
