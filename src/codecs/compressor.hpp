@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -58,6 +59,11 @@ struct decompressed {
   byte_order order = byte_order::little;
 };
 
+/// Writes stage-input bytes [offset, offset + out.size()) to `out`.
+using chunk_fill = std::function<void(std::uint64_t offset, std::span<std::byte> out)>;
+/// Takes decompressed bytes [offset, offset + bytes.size()).
+using chunk_sink = std::function<void(std::uint64_t offset, std::span<const std::byte> bytes)>;
+
 class compressor {
  public:
   virtual ~compressor() = default;
@@ -79,6 +85,23 @@ class compressor {
                                                                 std::uint64_t byte_pos,
                                                                 std::uint64_t byte_size,
                                                                 std::uint64_t total) const;
+
+  /// Whether the codec takes its input and gives its output in pieces
+  /// (compress_chunked, decompress_chunked), so that the stage before it
+  /// produces, and the stage after it consumes, pieces that stay in cache
+  /// instead of a buffer of the whole stream.
+  [[nodiscard]] virtual bool chunked() const noexcept { return false; }
+
+  /// For a chunked codec: compresses the `size` bytes of a stage input that
+  /// `fill` produces in pieces (multiples of `unit` bytes) as the codec asks
+  /// for them. Same output as `compress` over the whole input.
+  [[nodiscard]] virtual pipeline::encoded compress_chunked(std::uint64_t size, std::size_t unit,
+                                                           const chunk_fill& fill) const;
+
+  /// For a chunked codec: decompresses `expected` bytes and hands them to
+  /// `sink` in order, in pieces (multiples of `unit` bytes).
+  virtual void decompress_chunked(const buffer& payload, std::size_t expected, std::size_t unit,
+                                  const chunk_sink& sink) const;
 
   /// Range-decode refusals that depend on the parameters (szip without block
   /// offsets), checked before any range is read.

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstring>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <variant>
@@ -29,6 +30,16 @@ std::vector<std::byte> compressor::decompress_range(std::span<const std::byte> /
                                                     std::uint64_t /*byte_pos*/, std::uint64_t /*byte_size*/,
                                                     std::uint64_t /*total*/) const {
   throw encoding_error("range decode not supported for this compressor");
+}
+
+pipeline::encoded compressor::compress_chunked(std::uint64_t /*size*/, std::size_t /*unit*/,
+                                               const chunk_fill& /*fill*/) const {
+  throw std::logic_error("compress_chunked on a codec that is not chunked");
+}
+
+void compressor::decompress_chunked(const buffer& /*payload*/, std::size_t /*expected*/, std::size_t /*unit*/,
+                                    const chunk_sink& /*sink*/) const {
+  throw std::logic_error("decompress_chunked on a codec that is not chunked");
 }
 
 std::string payload_size_mismatch(std::uint64_t claimed, std::size_t payload_size) {
@@ -147,8 +158,21 @@ class szip_compressor final : public compressor {
     szip_encoded e = szip_compress(in, szip_);
     return {std::move(e.payload), std::move(e.block_offsets)};
   }
+  [[nodiscard]] bool chunked() const noexcept override { return true; }
+  [[nodiscard]] pipeline::encoded compress_chunked(std::uint64_t size, std::size_t unit,
+                                                   const chunk_fill& fill) const override {
+    szip_encoded e = szip_compress_chunked(size, unit, fill, szip_);
+    return {std::move(e.payload), std::move(e.block_offsets)};
+  }
   [[nodiscard]] decompressed decompress(const buffer& payload, const decompress_context& c) const override {
-    return {buffer::owned(szip_decompress(payload.bytes(), szip_, c.expected)), c.declared};
+    // Into uninitialised memory (no zero fill before libaec writes it).
+    buffer out = buffer::allocate(c.expected);
+    szip_decompress_into(payload.bytes(), szip_, {out.mutable_data(), out.size()});
+    return {std::move(out), c.declared};
+  }
+  void decompress_chunked(const buffer& payload, std::size_t expected, std::size_t unit,
+                          const chunk_sink& sink) const override {
+    szip_decompress_chunked(payload.bytes(), szip_, expected, unit, sink);
   }
   [[nodiscard]] std::vector<std::byte> decompress_range(std::span<const std::byte> payload,
                                                         std::uint64_t byte_pos, std::uint64_t byte_size,

@@ -585,14 +585,40 @@ std::uint64_t simple_packing_size(std::uint64_t n, std::uint32_t bits) noexcept 
   return whole + ((n % 8) * bits + 7) / 8;
 }
 
-void simple_packing_encode(std::span<const std::byte> input, byte_order order, const simple_packing_params& p,
-                           std::span<std::byte> out, std::uint32_t threads) {
+namespace {
+
+void validate_for_encode(const simple_packing_params& p) {
   validate(p);
   if (!std::isfinite(p.reference_value)) throw encoding_error("invalid reference_value: must be finite");
   if (p.binary_scale_factor > 256 || p.binary_scale_factor < -256) {
     throw encoding_error("invalid binary_scale_factor: " + std::to_string(p.binary_scale_factor) +
                          " (|E| must be <= 256)");
   }
+}
+
+}  // namespace
+
+void simple_packing_encode_part(std::span<const std::byte> input, std::uint64_t first, std::uint64_t count,
+                                byte_order order, const simple_packing_params& p, std::span<std::byte> out) {
+  validate_for_encode(p);
+  const unsigned bits = p.bits_per_value;
+  const std::uint64_t n = input.size() / 8;
+  if (bits == 0 || first > n || count > n - first || ((first % 8) != 0 && bits % 8 != 0) ||
+      out.size() != simple_packing_size(count, bits)) {
+    throw encoding_error("simple_packing part [" + std::to_string(first) + ", +" + std::to_string(count) +
+                         ") of " + std::to_string(n) + " values does not fit its output");
+  }
+  const double scale = powi(10.0, p.decimal_scale_factor) * powi(2.0, -p.binary_scale_factor);
+  if (!HWY_DYNAMIC_DISPATCH(EncodeChunk)(input.data() + first * 8, static_cast<std::size_t>(count),
+                                         order != native_byte_order(), p.reference_value, scale, bits,
+                                         out.data())) {
+    throw_first_non_finite(input.data(), first, first + count, order != native_byte_order());
+  }
+}
+
+void simple_packing_encode(std::span<const std::byte> input, byte_order order, const simple_packing_params& p,
+                           std::span<std::byte> out, std::uint32_t threads) {
+  validate_for_encode(p);
   const std::uint64_t n = input.size() / 8;
   const bool swap = order != native_byte_order();
   const unsigned bits = p.bits_per_value;

@@ -2,10 +2,19 @@
 
 #include <libaec.h>
 
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#include <immintrin.h>
+#define TENSOGRAM_SZIP_BMI2 1
+#else
+#define TENSOGRAM_SZIP_BMI2 0
+#endif
+
 #include <algorithm>
 #include <array>
 #include <bit>
 #include <cstring>
+#include <memory>
+#include <numeric>
 #include <string>
 
 #include "tensogram/core/byte_order.hpp"
@@ -162,6 +171,37 @@ class bit_reader {
       pos_ += 64;
     }
   }
+#if TENSOGRAM_SZIP_BMI2
+  // skip_fs with popcnt and pdep: the n-th one from the top is the
+  // (ones - n + 1)-th from the bottom, where pdep deposits a single bit.
+  [[gnu::target("popcnt,bmi,bmi2,lzcnt")]] void skip_fs_bmi2(std::uint32_t n) {
+    std::uint64_t run = 0;  // zeros since the last one bit, across windows
+    while (n != 0) {
+      if (pos_ >= limit_) fail("stream ends inside a fundamental sequence");
+      const std::uint64_t w = window();  // zero past the end of the stream
+      if (w == 0) {
+        run += 64;
+        pos_ += 64;
+        continue;
+      }
+      if (run + static_cast<std::uint64_t>(std::countl_zero(w)) > 0xFFFFFFFFULL) {
+        fail("fundamental sequence too long");
+      }
+      // popcnt, then the n-th one from the top is the (ones - n + 1)-th
+      // from the bottom: pdep deposits a single bit there.
+      const auto ones = static_cast<std::uint32_t>(__builtin_popcountll(w));
+      if (ones >= n) {
+        pos_ +=
+            static_cast<std::uint64_t>(63 - __builtin_ctzll(_pdep_u64(std::uint64_t{1} << (ones - n), w))) +
+            1;
+        return;
+      }
+      n -= ones;
+      run = static_cast<std::uint64_t>(std::countr_zero(w));
+      pos_ += 64;
+    }
+  }
+#endif
 
  private:
   // The 64 stream bits from `pos_` (MSB-first), zero past the end.
@@ -196,7 +236,19 @@ unsigned id_length(const szip_params& p) {
 
 // Walks one RSI of `blocks` blocks starting at the reader's position, the
 // grammar of CCSDS 121.0-B-3 as libaec codes it (spec 03 Appendix C).
-void walk_rsi(bit_reader& r, const szip_params& p, std::uint32_t blocks) {
+template <bool HardwareSelect>
+[[gnu::always_inline]] inline void skip_fs_of(bit_reader& r, std::uint32_t n) {
+#if TENSOGRAM_SZIP_BMI2
+  if constexpr (HardwareSelect) {
+    r.skip_fs_bmi2(n);
+    return;
+  }
+#endif
+  r.skip_fs(n);
+}
+
+template <bool HardwareSelect>
+[[gnu::always_inline]] inline void walk_rsi_body(bit_reader& r, const szip_params& p, std::uint32_t blocks) {
   const unsigned id_len = id_length(p);
   const std::uint32_t all_ones = (1U << id_len) - 1;
   const bool pp = (p.flags & szip_flags::data_preprocess) != 0;
@@ -209,7 +261,7 @@ void walk_rsi(bit_reader& r, const szip_params& p, std::uint32_t blocks) {
       const bool second_extension = r.bits(1) == 1;
       if (ref != 0) r.skip(p.bits_per_sample);
       if (second_extension) {
-        r.skip_fs(bs / 2);
+        skip_fs_of<HardwareSelect>(r, bs / 2);
         ++b;
         continue;
       }
@@ -227,11 +279,39 @@ void walk_rsi(bit_reader& r, const szip_params& p, std::uint32_t blocks) {
     } else {
       const std::uint32_t k = id - 1;
       if (ref != 0) r.skip(p.bits_per_sample);
-      r.skip_fs(bs - ref);
+      skip_fs_of<HardwareSelect>(r, bs - ref);
       r.skip(static_cast<std::uint64_t>(k) * (bs - ref));
       ++b;
     }
   }
+}
+
+#if TENSOGRAM_SZIP_BMI2
+// The walk is most of what szip adds to libaec's encode time; with BMI2's
+// pdep (and popcnt) a block's fundamental sequences are skipped in a few
+// instructions. Not on AMD before Zen 3, whose pdep is microcoded (hundreds
+// of cycles); the portable select is used there.
+[[gnu::target("popcnt,bmi,bmi2,lzcnt")]] void walk_rsi_bmi2(bit_reader& r, const szip_params& p,
+                                                            std::uint32_t blocks) {
+  walk_rsi_body<true>(r, p, blocks);
+}
+
+bool fast_pdep() noexcept {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt") &&
+         !__builtin_cpu_is("amdfam15h") && !__builtin_cpu_is("znver1") && !__builtin_cpu_is("znver2");
+}
+#endif
+
+void walk_rsi(bit_reader& r, const szip_params& p, std::uint32_t blocks) {
+#if TENSOGRAM_SZIP_BMI2
+  static const bool use_bmi2 = fast_pdep();
+  if (use_bmi2) {
+    walk_rsi_bmi2(r, p, blocks);
+    return;
+  }
+#endif
+  walk_rsi_body<false>(r, p, blocks);
 }
 
 // dst[k] = the 8 stream bits from bit 8k + sh of `src` (bits past its end
@@ -280,34 +360,132 @@ void szip_validate(const szip_params& p) {
   }
 }
 
+namespace {
+
+// Stage input handed to libaec per call: whole RSIs (and whole units of the
+// producer), about 64 KiB, so that a chunk packed just before is still in
+// L2 when libaec reads it, and the coded bytes are in cache when the offset
+// walk reads them.
+constexpr std::size_t k_chunk_target = std::size_t{64} << 10;
+
+std::size_t chunk_bytes(const szip_params& p, std::size_t unit) {
+  const std::size_t rsi_bytes = static_cast<std::size_t>(p.rsi) * p.block_size * szip_sample_bytes(p);
+  const std::size_t step = std::lcm(rsi_bytes, std::max<std::size_t>(unit, 1));
+  return std::max<std::size_t>(1, k_chunk_target / step) * step;
+}
+
+// An RSI codes to at least 3 bits (one CDS: an ID of >= 1 bit and at least
+// two more bits, Appendix C), so once this many further RSIs have been coded
+// the end of an RSI lies in a byte libaec has already written (it holds back
+// only the byte it is filling).
+constexpr std::uint64_t k_walk_lag = 4;
+
+// libaec's encoder fed piece by piece (its streaming interface, AEC_NO_FLUSH
+// until the last piece): the coded bytes land in a small buffer and are
+// appended to the payload (never zero-filled first), and the RSI offsets of
+// §7.4 are walked while those bytes are still in cache, instead of in a
+// second pass over the whole payload. The output is that of one
+// aec_buffer_encode call: libaec's stream does not depend on how its input
+// is split.
+class chunked_encoder {
+ public:
+  chunked_encoder(const szip_params& p, std::size_t total, szip_encoded& out)
+      : p_(p),
+        out_(out),
+        strm_(make_stream(p)),
+        session_(strm_, true),
+        scratch_(std::make_unique_for_overwrite<unsigned char[]>(k_scratch)),
+        rsi_bytes_(static_cast<std::uint64_t>(p.rsi) * p.block_size * szip_sample_bytes(p)) {
+    // Capacity as the reference sizes it (§7.3), advised for huge pages
+    // before the first touch.
+    reserve_advised(out_.payload, total + total / 4 + 256);
+    const std::uint64_t samples = total / szip_sample_bytes(p);
+    const std::uint64_t per_rsi = static_cast<std::uint64_t>(p.rsi) * p.block_size;
+    count_ = static_cast<std::size_t>((samples + per_rsi - 1) / per_rsi);
+    out_.block_offsets.reserve(count_);
+    if (count_ != 0) out_.block_offsets.push_back(0);
+  }
+
+  // Codes `in`, the stage input bytes that follow those fed so far.
+  void feed(std::span<const std::byte> in, bool last) {
+    strm_.next_in = reinterpret_cast<const unsigned char*>(in.data());
+    strm_.avail_in = in.size();
+    do {
+      strm_.next_out = scratch_.get();
+      strm_.avail_out = k_scratch;
+      const int rc = aec_encode(&strm_, last ? AEC_FLUSH : AEC_NO_FLUSH);
+      if (rc != AEC_OK) fail("aec_encode failed with code " + std::to_string(rc));
+      const auto* coded = reinterpret_cast<const std::byte*>(scratch_.get());
+      out_.payload.insert(out_.payload.end(), coded, coded + (k_scratch - strm_.avail_out));
+    } while (strm_.avail_in != 0 || strm_.avail_out == 0);
+    fed_ += in.size();
+    const std::uint64_t coded_rsis = last ? count_ : fed_ / rsi_bytes_;
+    walk(last ? count_ : (coded_rsis > k_walk_lag ? coded_rsis - k_walk_lag : 0));
+  }
+
+ private:
+  static constexpr std::size_t k_scratch = std::size_t{256} << 10;
+
+  // Records the starts of RSIs up to index `upto` - 1 (RSI 0 starts at 0).
+  void walk(std::uint64_t upto) {
+    upto = std::min<std::uint64_t>(upto, count_);
+    if (out_.block_offsets.size() >= upto) return;
+    bit_reader r(out_.payload, out_.block_offsets.back());
+    while (out_.block_offsets.size() < upto) {
+      walk_rsi(r, p_, p_.rsi);
+      out_.block_offsets.push_back(r.position());
+    }
+  }
+
+  szip_params p_;
+  szip_encoded& out_;
+  aec_stream strm_;
+  aec_session session_;
+  std::unique_ptr<unsigned char[]> scratch_;
+  std::uint64_t rsi_bytes_;
+  std::uint64_t fed_ = 0;
+  std::size_t count_ = 0;
+};
+
+void check_sample_multiple(std::uint64_t size, const szip_params& p) {
+  const std::size_t s = szip_sample_bytes(p);
+  if (size % s != 0) {
+    fail("data length " + std::to_string(size) + " is not a multiple of sample byte width " +
+         std::to_string(s));
+  }
+}
+
+}  // namespace
+
 szip_encoded szip_compress(std::span<const std::byte> in, const szip_params& p) {
   szip_validate(p);
   szip_encoded out;
   if (in.empty()) return out;
-  const std::size_t s = szip_sample_bytes(p);
-  if (in.size() % s != 0) {
-    fail("data length " + std::to_string(in.size()) + " is not a multiple of sample byte width " +
-         std::to_string(s));
+  check_sample_multiple(in.size(), p);
+  chunked_encoder enc(p, in.size(), out);
+  const std::size_t chunk = chunk_bytes(p, 1);
+  for (std::size_t off = 0; off < in.size(); off += chunk) {
+    const std::size_t n = std::min(chunk, in.size() - off);
+    enc.feed(in.subspan(off, n), off + n == in.size());
   }
-  // Capacity as the reference sizes it (§7.3), advised for huge pages before
-  // the zero fill: on 4 KiB pages the first touch of this buffer cost more
-  // than the offset walk.
-  out.payload = make_advised_bytes(in.size() + in.size() / 4 + 256);
-  aec_stream strm = make_stream(p);
-  strm.next_in = reinterpret_cast<const unsigned char*>(in.data());
-  strm.avail_in = in.size();
-  strm.next_out = reinterpret_cast<unsigned char*>(out.payload.data());
-  strm.avail_out = out.payload.size();
-  {
-    aec_session session(strm, true);
-    const int rc = aec_encode(&strm, AEC_FLUSH);
-    if (rc != AEC_OK) fail("aec_encode failed with code " + std::to_string(rc));
+  return out;
+}
+
+szip_encoded szip_compress_chunked(std::uint64_t size, std::size_t unit, const szip_chunk_fill& fill,
+                                   const szip_params& p) {
+  szip_validate(p);
+  szip_encoded out;
+  if (size == 0) return out;
+  check_sample_multiple(size, p);
+  const std::size_t chunk = chunk_bytes(p, unit);
+  const auto buf = std::make_unique_for_overwrite<std::byte[]>(chunk);
+  chunked_encoder enc(p, static_cast<std::size_t>(size), out);
+  for (std::uint64_t off = 0; off < size; off += chunk) {
+    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, size - off));
+    const std::span<std::byte> piece(buf.get(), n);
+    fill(off, piece);
+    enc.feed(piece, off + n == size);
   }
-  out.payload.resize(out.payload.size() - strm.avail_out);
-  const std::uint64_t samples = in.size() / s;
-  const std::uint64_t per_rsi = static_cast<std::uint64_t>(p.rsi) * p.block_size;
-  const auto count = static_cast<std::size_t>((samples + per_rsi - 1) / per_rsi);
-  out.block_offsets = szip_rsi_offsets(out.payload, p, samples, count);
   return out;
 }
 
@@ -328,30 +506,72 @@ std::vector<std::uint64_t> szip_rsi_offsets(std::span<const std::byte> payload, 
   return offsets;
 }
 
-std::vector<std::byte> szip_decompress(std::span<const std::byte> payload, const szip_params& p,
-                                       std::size_t expected) {
+namespace {
+
+// A libaec decoder over the whole payload whose output is taken in pieces.
+class piecewise_decoder {
+ public:
+  piecewise_decoder(std::span<const std::byte> payload, const szip_params& p, std::size_t expected)
+      : expected_(expected), strm_(make_stream(p)), session_(strm_, false) {
+    strm_.next_in = reinterpret_cast<const unsigned char*>(payload.data());
+    strm_.avail_in = payload.size();
+  }
+  // Decodes the next out.size() bytes into `out`; `done` bytes precede them.
+  void next(std::span<std::byte> out, std::size_t done) {
+    strm_.next_out = reinterpret_cast<unsigned char*>(out.data());
+    strm_.avail_out = out.size();
+    const int rc = aec_decode(&strm_, AEC_FLUSH);
+    if (rc != AEC_OK) fail("aec_decode failed with code " + std::to_string(rc));
+    if (strm_.avail_out != 0) {
+      fail("stream decoded to " + std::to_string(done + out.size() - strm_.avail_out) + " bytes, expected " +
+           std::to_string(expected_));
+    }
+  }
+
+ private:
+  std::size_t expected_;
+  aec_stream strm_;
+  aec_session session_;
+};
+
+bool check_decode_sizes(std::span<const std::byte> payload, const szip_params& p, std::size_t expected) {
   szip_validate(p);
   if (expected == 0) {
     if (!payload.empty()) fail("non-empty payload for zero decoded bytes");
-    return {};
+    return false;
   }
   if (payload.empty()) fail("empty payload for " + std::to_string(expected) + " decoded bytes");
+  return true;
+}
+
+}  // namespace
+
+void szip_decompress_into(std::span<const std::byte> payload, const szip_params& p,
+                          std::span<std::byte> out) {
+  if (!check_decode_sizes(payload, p, out.size())) return;
+  piecewise_decoder dec(payload, p, out.size());
+  dec.next(out, 0);
+}
+
+std::vector<std::byte> szip_decompress(std::span<const std::byte> payload, const szip_params& p,
+                                       std::size_t expected) {
+  if (!check_decode_sizes(payload, p, expected)) return {};
   std::vector<std::byte> out = make_advised_bytes(expected);
-  aec_stream strm = make_stream(p);
-  strm.next_in = reinterpret_cast<const unsigned char*>(payload.data());
-  strm.avail_in = payload.size();
-  strm.next_out = reinterpret_cast<unsigned char*>(out.data());
-  strm.avail_out = out.size();
-  {
-    aec_session session(strm, false);
-    const int rc = aec_decode(&strm, AEC_FLUSH);
-    if (rc != AEC_OK) fail("aec_decode failed with code " + std::to_string(rc));
-  }
-  if (strm.avail_out != 0) {
-    fail("stream decoded to " + std::to_string(expected - strm.avail_out) + " bytes, expected " +
-         std::to_string(expected));
-  }
+  szip_decompress_into(payload, p, out);
   return out;
+}
+
+void szip_decompress_chunked(std::span<const std::byte> payload, const szip_params& p, std::size_t expected,
+                             std::size_t unit, const szip_chunk_sink& sink) {
+  if (!check_decode_sizes(payload, p, expected)) return;
+  const std::size_t chunk = std::min(chunk_bytes(p, unit), expected);
+  const auto buf = std::make_unique_for_overwrite<std::byte[]>(chunk);
+  piecewise_decoder dec(payload, p, expected);
+  for (std::size_t off = 0; off < expected; off += chunk) {
+    const std::span<std::byte> piece(buf.get(), std::min(chunk, expected - off));
+    dec.next(piece, off);
+    sink(off, piece);
+  }
 }
 
 std::vector<std::byte> szip_decompress_range(std::span<const std::byte> payload, const szip_params& p,

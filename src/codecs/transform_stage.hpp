@@ -42,6 +42,15 @@ class encoding_stage {
   /// Writes `encoded_size(n)` bytes to `out`.
   virtual void encode(std::span<const std::byte> in, std::uint64_t n, byte_order declared,
                       std::span<std::byte> out, std::uint32_t threads) const = 0;
+  /// Bytes of whole elements at which the encoded stream may be cut so
+  /// that its pieces are encoded apart (encode_part) and decoded apart
+  /// (decode_located from bit 0); 0 when it may not.
+  [[nodiscard]] virtual std::size_t chunk_unit() const noexcept { return 0; }
+  /// Writes the encoded-stream bytes [offset, offset + out.size()) of the
+  /// N elements of `in` to `out`; offset and (but for the last piece) size
+  /// are multiples of chunk_unit().
+  virtual void encode_part(std::span<const std::byte> /*in*/, std::uint64_t /*offset*/,
+                           byte_order /*declared*/, std::span<std::byte> /*out*/) const {}
   /// Writes N decoded elements to `out` in `out_order`.
   virtual void decode(std::span<const std::byte> in, std::uint64_t n, byte_order out_order,
                       std::span<std::byte> out, std::uint32_t threads) const = 0;

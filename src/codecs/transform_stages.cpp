@@ -43,6 +43,16 @@ class simple_packing_stage final : public encoding_stage {
               std::uint32_t threads) const override {
     simple_packing_decode(in, n, params_, out_order, out, threads);
   }
+  // Whole bytes per value: a piece of the stream is a run of values.
+  [[nodiscard]] std::size_t chunk_unit() const noexcept override {
+    const std::uint32_t b = params_.bits_per_value;
+    return b != 0 && b % 8 == 0 ? b / 8 : 0;
+  }
+  void encode_part(std::span<const std::byte> in, std::uint64_t offset, byte_order declared,
+                   std::span<std::byte> out) const override {
+    const std::uint64_t unit = params_.bits_per_value / 8;
+    simple_packing_encode_part(in, offset / unit, out.size() / unit, declared, params_, out);
+  }
 
   [[nodiscard]] stream_range locate(std::uint64_t offset, std::uint64_t count) const noexcept override {
     const std::uint64_t b = params_.bits_per_value;

@@ -66,7 +66,9 @@ buffer buffer::owned(std::vector<std::byte> bytes) {
 }
 
 buffer buffer::allocate(std::size_t size) {
-  std::shared_ptr<std::byte[]> holder = std::make_shared_for_overwrite<std::byte[]>(size);
+  // Rounded up so that the block starts just after a huge-page boundary
+  // (huge_page_capacity); the span is still `size` bytes.
+  std::shared_ptr<std::byte[]> holder = std::make_shared_for_overwrite<std::byte[]>(huge_page_capacity(size));
   advise_huge_pages(holder.get(), size);  // before the caller's first touch
   buffer b;
   b.bytes_ = std::span<const std::byte>(holder.get(), size);

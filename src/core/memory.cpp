@@ -4,6 +4,10 @@
 
 #if defined(__linux__)
 #include <sys/mman.h>
+// Linux >= 6.1 (uapi asm-generic/mman-common.h); glibc 2.36 lacks the name.
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25
+#endif
 #endif
 
 namespace tensogram {
@@ -13,19 +17,39 @@ void advise_huge_pages(void* data, std::size_t size) noexcept {
   if (data == nullptr || size < huge_page_advice_threshold) return;
   constexpr std::uintptr_t huge = std::uintptr_t{2} << 20;
   const auto begin = reinterpret_cast<std::uintptr_t>(data);
-  const std::uintptr_t first = (begin + huge - 1) & ~(huge - 1);
+  // A buffer from reserve_advised/buffer::allocate starts a few bytes
+  // after a 2 MiB boundary (huge_page_capacity): the allocator's header
+  // before it is in the same 4 KiB page, so the huge page from that
+  // boundary is ours too.
+  const std::uintptr_t below = begin & ~(huge - 1);
+  const bool head = begin - below < 4096;
+  const std::uintptr_t first = head ? below : (begin + huge - 1) & ~(huge - 1);
   const std::uintptr_t last = (begin + size) & ~(huge - 1);
+  if (last <= first) return;
   // Failure (EINVAL without THP support) only means no huge pages.
-  if (last > first) (void)::madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+  if (::madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE) != 0) return;
+#if defined(MADV_COLLAPSE)
+  // The allocator wrote its header before the advice, so the first 2 MiB
+  // already has small pages and would fault 512 times; collapsing it now
+  // (Linux >= 6.1; a no-op error elsewhere) costs one 2 MiB copy instead.
+  if (head) (void)::madvise(reinterpret_cast<void*>(first), huge, MADV_COLLAPSE);
+#endif
 #else
   (void)data;
   (void)size;
 #endif
 }
 
+std::size_t huge_page_capacity(std::size_t size) noexcept {
+  constexpr std::size_t huge = std::size_t{2} << 20;
+  constexpr std::size_t page = 4096;
+  if (size < huge_page_advice_threshold || size > SIZE_MAX / 2) return size;
+  return (size + page + huge - 1) / huge * huge - page;
+}
+
 void reserve_advised(std::vector<std::byte>& v, std::size_t size) {
   if (v.capacity() >= size) return;
-  v.reserve(size);
+  v.reserve(huge_page_capacity(size));
   // Only the part not yet touched needs the advice, but the whole block is
   // fresh: reserve moved the contents into a new allocation.
   advise_huge_pages(v.data(), v.capacity());

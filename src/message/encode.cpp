@@ -329,9 +329,9 @@ namespace {
 
 // Appends `obj`'s data-object frame to `out` (which ends where the frame
 // starts and has the capacity for it): the payload is appended block by
-// block straight from the source, so its bytes are written once, never
-// zero-filled first as a resize would, and each block is screened before
-// and hashed after it is appended, while it is in cache. Returns the slot
+// block straight from the source, screened for non-finite values in the
+// same loop as the copy, and hashed after it is appended, while it is in
+// cache. Returns the slot
 // digest.
 std::uint64_t append_data_frame(std::vector<std::byte>& out, const prepared_object& obj, bool hashing) {
   const std::size_t at = out.size();
@@ -343,15 +343,26 @@ std::uint64_t append_data_frame(std::vector<std::byte>& out, const prepared_obje
   const std::size_t width = std::max<std::size_t>(dtype_width(t), 1);
   format::xxh3_stream stream;
   constexpr std::size_t block = 32 * 1024;  // a multiple of every element width
+  const bool scan = obj.scan_nan || obj.scan_inf;
   for (std::size_t off = 0; off < p; off += block) {
     const std::span<const std::byte> src = obj.payload.subspan(off, std::min(block, p - off));
-    if (obj.scan_nan || obj.scan_inf) {
-      if (auto hit = find_non_finite(t, order, src, obj.scan_nan, obj.scan_inf, off / width)) {
-        throw encoding_error(strict_non_finite_message(t, *hit));
+    const std::size_t pos = out.size();
+    if (scan) {
+      // The screen fused into the copy, so that the source is read from
+      // memory once: a separate screen pass before the copy costs about as
+      // much as the copy itself. The zero fill of the block by resize is a
+      // store to cache, overwritten at once.
+      out.resize(pos + src.size());
+      if (copy_and_screen_non_finite(t, order, src, out.data() + pos)) {
+        // Rare: the screen saw an all-ones exponent; locate the exact element.
+        if (auto hit = find_non_finite(t, order, src, obj.scan_nan, obj.scan_inf, off / width)) {
+          throw encoding_error(strict_non_finite_message(t, *hit));
+        }
       }
+    } else {
+      out.insert(out.end(), src.begin(), src.end());
     }
-    out.insert(out.end(), src.begin(), src.end());
-    if (hashing) stream.update(std::span<const std::byte>(out.data() + out.size() - src.size(), src.size()));
+    if (hashing) stream.update(std::span<const std::byte>(out.data() + pos, src.size()));
   }
   out.insert(out.end(), obj.cbor.begin(), obj.cbor.end());
   std::uint64_t digest = 0;

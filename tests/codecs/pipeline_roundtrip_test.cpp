@@ -3,6 +3,8 @@
 // within half a quantum, zfp in its three modes, rle/roaring on bitmask; the
 // descriptor keys the encoder writes back; decode_range over several ranges
 // per call and its rejections.
+#include <libaec.h>
+
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -416,3 +418,77 @@ TEST(SimplePackingSzip, NonByteWidthIsRejectedAtEncode) {
 }
 
 }  // namespace
+
+// The szip stage hands libaec its input in pieces and walks the RSI offsets
+// as the coded bytes arrive (spec 03 §7.4): the stream must be that of one
+// aec_buffer_encode call, and the offsets those of a walk of the whole
+// stream, also with RSIs that code to a few bits (all-zero RSIs of one
+// block) across many pieces.
+TEST(SzipChunked, SameStreamAndOffsetsAsOneLibaecCall) {
+  struct shape {
+    std::uint32_t rsi, block, bits;
+  };
+  for (const shape s : {shape{1, 8, 8}, shape{3, 8, 16}, shape{128, 16, 24}, shape{64, 32, 32}}) {
+    SCOPED_TRACE(s.bits);
+    tg::codecs::szip_params p;
+    p.bits_per_sample = s.bits;
+    p.block_size = s.block;
+    p.rsi = s.rsi;
+    p.flags = tg::codecs::szip_flags::data_preprocess | tg::codecs::szip_flags::data_msb |
+              (s.bits == 24 ? tg::codecs::szip_flags::data_3byte : 0U);
+    const std::size_t width = tg::codecs::szip_sample_bytes(p);
+    std::mt19937_64 rng(s.bits);
+    bytes raw;
+    const std::size_t samples = 300'000;
+    for (std::size_t i = 0; i < samples; ++i) {
+      // Long zero runs (zero-block RSIs), smooth stretches and noise.
+      const std::size_t phase = (i / 700) % 4;
+      std::uint64_t v = phase == 0 ? 0 : phase == 1 ? (i % 50) : rng();
+      for (std::size_t k = 0; k < width; ++k) {
+        raw.push_back(static_cast<std::byte>((v >> (8 * (width - 1 - k))) & 0xFF));
+      }
+    }
+    bytes want(raw.size() * 2 + 1024);
+    aec_stream strm{};
+    strm.bits_per_sample = p.bits_per_sample;
+    strm.block_size = p.block_size;
+    strm.rsi = p.rsi;
+    strm.flags = p.flags;
+    strm.next_in = reinterpret_cast<const unsigned char*>(raw.data());
+    strm.avail_in = raw.size();
+    strm.next_out = reinterpret_cast<unsigned char*>(want.data());
+    strm.avail_out = want.size();
+    ASSERT_EQ(aec_buffer_encode(&strm), AEC_OK);
+    want.resize(strm.total_out);
+    const std::uint64_t per_rsi = std::uint64_t{p.rsi} * p.block_size;
+    const std::size_t count = static_cast<std::size_t>((samples + per_rsi - 1) / per_rsi);
+    const auto walked = tg::codecs::szip_rsi_offsets(want, p, samples, count);
+
+    const auto whole = tg::codecs::szip_compress(raw, p);
+    EXPECT_EQ(whole.payload, want);
+    EXPECT_EQ(whole.block_offsets, walked);
+
+    std::size_t pieces = 0;
+    const auto chunked = tg::codecs::szip_compress_chunked(
+        raw.size(), width,
+        [&](std::uint64_t offset, std::span<std::byte> out) {
+          ++pieces;
+          std::copy_n(raw.begin() + static_cast<std::ptrdiff_t>(offset), out.size(), out.begin());
+        },
+        p);
+    EXPECT_GT(pieces, 4u);
+    EXPECT_EQ(chunked.payload, want);
+    EXPECT_EQ(chunked.block_offsets, walked);
+
+    bytes back(raw.size());
+    std::size_t next = 0;
+    tg::codecs::szip_decompress_chunked(
+        want, p, raw.size(), width, [&](std::uint64_t offset, std::span<const std::byte> piece) {
+          EXPECT_EQ(offset, next);
+          std::copy(piece.begin(), piece.end(), back.begin() + static_cast<std::ptrdiff_t>(offset));
+          next += piece.size();
+        });
+    EXPECT_EQ(next, raw.size());
+    EXPECT_EQ(back, raw);
+  }
+}

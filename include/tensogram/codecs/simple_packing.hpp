@@ -50,6 +50,13 @@ namespace codecs {
 void simple_packing_encode(std::span<const std::byte> input, byte_order order, const simple_packing_params& p,
                            std::span<std::byte> out, std::uint32_t threads = 0);
 
+/// Packs values [first, first + count) of `input` into `out` (exactly
+/// simple_packing_size(count) bytes): the bytes of the whole stream from
+/// byte first·B/8, for `first` a multiple of 8 (or B a multiple of 8). A
+/// non-finite value is reported by its index in `input`.
+void simple_packing_encode_part(std::span<const std::byte> input, std::uint64_t first, std::uint64_t count,
+                                byte_order order, const simple_packing_params& p, std::span<std::byte> out);
+
 /// Unpacks `n` values into `out` (8·n bytes) as float64 in `order`. Throws
 /// `encoding_error` when `packed` is shorter than required (spec 03 §4.6).
 void simple_packing_decode(std::span<const std::byte> packed, std::uint64_t n, const simple_packing_params& p,

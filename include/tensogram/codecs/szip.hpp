@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -50,9 +51,32 @@ struct szip_encoded {
 
 [[nodiscard]] szip_encoded szip_compress(std::span<const std::byte> in, const szip_params& p);
 
+/// Writes the stage-input bytes [offset, offset + out.size()) to `out`.
+using szip_chunk_fill = std::function<void(std::uint64_t offset, std::span<std::byte> out)>;
+/// Receives decoded bytes [offset, offset + bytes.size()).
+using szip_chunk_sink = std::function<void(std::uint64_t offset, std::span<const std::byte> bytes)>;
+
+/// szip_compress of `size` bytes that `fill` produces piece by piece (each
+/// piece whole RSIs and a multiple of `unit` bytes, about 64 KiB; the last
+/// one the rest), so that a producer such as simple_packing hands libaec
+/// bytes still in cache instead of a packed copy of the whole input. Same
+/// output as szip_compress over the concatenated pieces.
+[[nodiscard]] szip_encoded szip_compress_chunked(std::uint64_t size, std::size_t unit,
+                                                 const szip_chunk_fill& fill, const szip_params& p);
+
 /// Decodes to exactly `expected` bytes (an error otherwise).
 [[nodiscard]] std::vector<std::byte> szip_decompress(std::span<const std::byte> payload, const szip_params& p,
                                                      std::size_t expected);
+
+/// szip_decompress into `out` (exactly out.size() decoded bytes).
+void szip_decompress_into(std::span<const std::byte> payload, const szip_params& p, std::span<std::byte> out);
+
+/// szip_decompress handing the `expected` decoded bytes to `sink` in pieces
+/// (whole RSIs, multiples of `unit` bytes, about 64 KiB), each decoded into
+/// the same small buffer: a consumer such as simple_packing reads them from
+/// cache, and no buffer of the whole stream is written.
+void szip_decompress_chunked(std::span<const std::byte> payload, const szip_params& p, std::size_t expected,
+                             std::size_t unit, const szip_chunk_sink& sink);
 
 /// True bit offsets of the starts of the first `count` RSIs of a stream of
 /// `num_samples` samples, found by walking the coded data sets.

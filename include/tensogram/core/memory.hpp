@@ -22,6 +22,14 @@ inline constexpr std::size_t huge_page_advice_threshold = std::size_t{4} << 20;
 /// other systems and where THP is disabled; never fails.
 void advise_huge_pages(void* data, std::size_t size) noexcept;
 
+/// The allocation size to ask for a buffer of `size` bytes: for a large
+/// one, size + 4 KiB rounded up to 2 MiB, less 4 KiB, so that glibc's
+/// mapping for it (block and header) is a whole number of 2 MiB pages,
+/// which Linux aligns to 2 MiB: the buffer then starts just after a
+/// huge-page boundary and advise_huge_pages covers its first 2 MiB too.
+/// The extra capacity is never touched.
+[[nodiscard]] std::size_t huge_page_capacity(std::size_t size) noexcept;
+
 /// Reserves capacity for `size` bytes in `v` and advises huge pages for it,
 /// so that the resize/insert that follows touches huge pages.
 void reserve_advised(std::vector<std::byte>& v, std::size_t size);
