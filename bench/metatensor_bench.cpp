@@ -23,8 +23,8 @@
 //   `__metadata__` strings; plain safetensors and metatensor kinds) against
 //   a simdjson DOM parse alone of the same header text (our stand-in for
 //   serde_json, which Hugging Face's reader uses). Process CPU time (the
-//   machine is shared) and the peak RSS each adds (VmHWM after resetting it
-//   through /proc/self/clear_refs). Goal: <= 1.3x the parse alone.
+//   machine is shared) and the peak RSS each adds (VmHWM minus VmRSS before,
+//   in a fresh process). Goal: <= 1.3x the parse alone.
 //
 //   tensogram_metatensor_bench [--headers-only] [--json-file PATH] [scratch-dir]
 //
@@ -252,6 +252,30 @@ fs::path write_big_header(const fs::path& dir, const header_spec& spec) {
   return p;
 }
 
+// The peer: simdjson's DOM parse of the header text in the mapped file (a
+// fresh parser each time, as a one-shot open pays for one).
+void simdjson_parse_header(const fs::path& p) {
+  const auto image = tensogram::buffer::map_file(p);
+  std::uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<std::uint64_t>(image.data()[i]);
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  const auto* text = reinterpret_cast<const char*>(image.data()) + 8;
+  if (parser.parse(text, static_cast<std::size_t>(n), /*realloc_if_needed=*/false).get(root)) {
+    throw std::runtime_error("simdjson rejects the generated header");
+  }
+  sink = sink + static_cast<double>(root.type() == simdjson::dom::element_type::OBJECT);
+}
+
+// Ours: open + structural validation.
+void open_file(bool metatensor_kind, const fs::path& p) {
+  if (metatensor_kind) {
+    sink = sink + static_cast<double>(metatensor::file::open(p).alignment());
+  } else {
+    sink = sink + static_cast<double>(metatensor::safetensors::file::open(p).tensors().size());
+  }
+}
+
 // A /proc/self/status value in KiB ("VmHWM", "VmRSS").
 long status_kib(const char* key) {
   std::ifstream in("/proc/self/status");
@@ -263,13 +287,18 @@ long status_kib(const char* key) {
   return -1;
 }
 
-// Peak RSS `work` adds, in MB: VmHWM after resetting it to the current RSS
-// (Linux: writing 5 to /proc/self/clear_refs), minus the RSS before.
-double peak_rss_mb(const std::function<void()>& work) {
-  { std::ofstream("/proc/self/clear_refs") << "5"; }
-  const long before = status_kib("VmRSS");
-  work();
-  return static_cast<double>(status_kib("VmHWM") - before) / 1024.0;
+// Peak RSS one open adds, in MB, measured in a fresh process (this program
+// with --measure-peak), so no heap memory freed by earlier rows is reused:
+// its VmHWM minus its VmRSS before the work.
+double peak_rss_mb(const char* what, const fs::path& file) {
+  const std::string self = fs::read_symlink("/proc/self/exe").string();
+  const std::string cmd = "'" + self + "' --measure-peak " + what + " '" + file.string() + "'";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (pipe == nullptr) return -1;
+  long kib = -1;
+  if (std::fscanf(pipe, "%ld", &kib) != 1) kib = -1;
+  pclose(pipe);
+  return static_cast<double>(kib) / 1024.0;
 }
 
 // Best process CPU time of `reps` runs (the machine is shared: wall time
@@ -302,33 +331,14 @@ std::vector<header_row> large_header_rows(const fs::path& dir) {
   for (const auto& spec : specs) {
     const fs::path p = write_big_header(dir, spec);
     const int reps = spec.tensors > 100'000 ? 3 : 5;
-    // The peer: simdjson's DOM parse of the header text in the mapped file
-    // (a fresh parser each time, as a one-shot open pays for one).
-    const auto parse_only = [&] {
-      const auto image = tensogram::buffer::map_file(p);
-      std::uint64_t n = 0;
-      for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<std::uint64_t>(image.data()[i]);
-      simdjson::dom::parser parser;
-      simdjson::dom::element root;
-      const auto* text = reinterpret_cast<const char*>(image.data()) + 8;
-      if (parser.parse(text, static_cast<std::size_t>(n), /*realloc_if_needed=*/false).get(root)) {
-        throw std::runtime_error("simdjson rejects the generated header");
-      }
-      sink = sink + static_cast<double>(root.type() == simdjson::dom::element_type::OBJECT);
-    };
-    const auto ours = [&] {
-      if (spec.metatensor) {
-        sink = sink + static_cast<double>(metatensor::file::open(p).alignment());
-      } else {
-        sink = sink + static_cast<double>(metatensor::safetensors::file::open(p).tensors().size());
-      }
-    };
+    const auto parse_only = [&] { simdjson_parse_header(p); };
+    const auto ours = [&] { open_file(spec.metatensor, p); };
     header_row r;
     r.name =
         std::string(spec.label) + (spec.metatensor ? " metatensor::file::open" : " safetensors::file::open");
     r.header_mb = static_cast<double>(fs::file_size(p) - 16 * spec.tensors) / 1e6;
-    r.parse_rss = peak_rss_mb(parse_only);
-    r.ours_rss = peak_rss_mb(ours);
+    r.parse_rss = peak_rss_mb("simdjson", p);
+    r.ours_rss = peak_rss_mb(spec.metatensor ? "metatensor" : "safetensors", p);
     r.parse_s = best_cpu_seconds(parse_only, reps);
     r.ours_s = best_cpu_seconds(ours, reps);
     rows.push_back(r);
@@ -372,6 +382,18 @@ int main(int argc, char** argv) {
   fs::path dir = fs::temp_directory_path() / "metatensor-bench";
   fs::path json_file;
   bool headers_only = false;
+  if (argc == 4 && std::string_view(argv[1]) == "--measure-peak") {
+    // Child of peak_rss_mb: one run, then the peak RSS it added, in KiB.
+    const long before = status_kib("VmRSS");
+    const std::string_view what = argv[2];
+    if (what == "simdjson") {
+      simdjson_parse_header(argv[3]);
+    } else {
+      open_file(what == "metatensor", argv[3]);
+    }
+    std::printf("%ld\n", status_kib("VmHWM") - before);
+    return 0;
+  }
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
     if (a == "--json-file" && i + 1 < argc) {

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
@@ -50,6 +51,12 @@ struct fast_header {
 /// in `image` (tensor data) serve as simdjson's read-ahead padding when
 /// there are enough of them, so the text is not copied.
 [[nodiscard]] std::optional<fast_header> read_header_fast(std::span<const std::byte> image, std::uint64_t n);
+
+/// Rules 3–7 of §2 by the reference path (nlohmann, one rule per pass, so
+/// the first failure is the one §8.2 names; throws `metatensor::error`):
+/// `entries` in name order, as `read_header_fast` gives them.
+void read_header_reference(std::string_view text, std::map<std::string, std::string>& metadata,
+                           bool& has_metadata, std::vector<header_entry>& entries);
 
 /// A strict JSON document (§2 rules 3–4 and 7, §3.1, §8.4: UTF-8, one
 /// value, no duplicate key, nesting <= 64) as the value `parse_strict_json`

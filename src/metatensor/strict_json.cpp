@@ -67,8 +67,12 @@ struct header_checker {
 // after a complete parse, as the spec requires.
 nlohmann::json parse_strict_json(std::string_view text, const json_errors& errors) {
   // A valid document is read once by simdjson (issue 27); anything else
-  // falls through to the passes below, which name the first failure.
+  // goes through the reference passes, which name the first failure.
   if (auto doc = detail::parse_json_fast(text)) return std::move(*doc);
+  return parse_strict_json_reference(text, errors);
+}
+
+nlohmann::json parse_strict_json_reference(std::string_view text, const json_errors& errors) {
   // nlohmann skips a UTF-8 byte-order mark; the reference parser rejects it.
   if (text.size() >= 3 && static_cast<unsigned char>(text[0]) == 0xEF &&
       static_cast<unsigned char>(text[1]) == 0xBB && static_cast<unsigned char>(text[2]) == 0xBF) {

@@ -91,6 +91,18 @@ void check_sizes(const std::vector<entry>& entries) {
   }
 }
 
+}  // namespace
+
+}  // namespace metatensor::safetensors
+
+namespace metatensor::detail {
+
+using safetensors::dtype;
+using safetensors::entry;
+using safetensors::fail;
+using safetensors::parse_dtype;
+using safetensors::read_shapes_and_offsets;
+
 // Rules 3-7 by the reference path: nlohmann, one rule per pass, so the
 // first failure is the one §8.2 names. Used when the fast path declines.
 void read_header_reference(std::string_view text, std::map<std::string, std::string>& metadata,
@@ -144,7 +156,9 @@ void read_header_reference(std::string_view text, std::map<std::string, std::str
   read_shapes_and_offsets(entries, json);
 }
 
-}  // namespace
+}  // namespace metatensor::detail
+
+namespace metatensor::safetensors {
 
 std::uint64_t tensor_view::element_count() const noexcept {
   std::uint64_t n = 1;
@@ -205,7 +219,7 @@ file file::from_buffer(tensogram::buffer image) {
     f.has_metadata_ = fast->has_metadata;
     entries = std::move(fast->entries);
   } else {
-    read_header_reference(f.header_text(), f.metadata_, f.has_metadata_, entries);
+    detail::read_header_reference(f.header_text(), f.metadata_, f.has_metadata_, entries);
   }
   check_sizes(entries);
   // Rule 9. `entries` is in name order, so an index breaks (begin, end)
