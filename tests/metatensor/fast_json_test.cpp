@@ -56,8 +56,8 @@ bool check_header(const std::string& text, std::size_t data) {
   EXPECT_TRUE(ref.ok) << "fast path accepts what the reference rejects: " << text;
   if (!ref.ok) return true;
   EXPECT_EQ(fast->has_metadata, ref.has_metadata) << text;
-  EXPECT_EQ(std::map<std::string, std::string>(fast->metadata.begin(), fast->metadata.end()), ref.metadata)
-      << text;
+  const std::map<std::string, std::string> fast_metadata(fast->metadata.begin(), fast->metadata.end());
+  EXPECT_EQ(fast_metadata, ref.metadata) << text;
   EXPECT_EQ(fast->entries.size(), ref.entries.size()) << text;
   for (std::size_t i = 0; i < std::min(fast->entries.size(), ref.entries.size()); ++i) {
     const auto& a = fast->entries[i];
