@@ -14,7 +14,7 @@ SHELL := /bin/bash
 # purpose: new dependencies (codecs, Python, ...) are added here and nowhere
 # else (libzstd-dev/liblz4-dev/zlib1g-dev: the codecs under src/codecs/; libcurl: remote
 # reads in src/io/; nginx-light: the loopback HTTP server of the remote tests; libpcre2-dev:
-# metatensor schema `pattern` keywords; pybind11/python3-*: the Python module,
+# metatensor schema `pattern` keywords; libsimdjson-dev: metatensor header parsing; pybind11/python3-*: the Python module,
 # its xarray engine, dask.distributed, Zarr and PyTorch tests and its pytest suite; libeccodes-dev/libnetcdf-dev: the GRIB and
 # NetCDF importers; libhwy-dev: SIMD kernels with run-time dispatch; libngtcp2*/libgnutls28:
 # metatensor streaming over QUIC; gfortran: the Fortran module in fortran/).
@@ -22,7 +22,7 @@ SHELL := /bin/bash
 # libFuzzer/sanitizer runtimes (libclang-rt-14-dev) are listed explicitly.
 DEPS := build-essential cmake pkg-config \
         libxxhash-dev nlohmann-json3-dev libcli11-dev \
-        libzstd-dev liblz4-dev zlib1g-dev libaec-dev libzfp-dev libpcre2-dev libhwy-dev \
+        libzstd-dev liblz4-dev zlib1g-dev libaec-dev libzfp-dev libpcre2-dev libhwy-dev libsimdjson-dev \
         python3-zstandard python3-lz4 libaec-tools \
         libcurl4-openssl-dev nginx-light \
         libngtcp2-dev libngtcp2-crypto-gnutls-dev libgnutls28-dev \

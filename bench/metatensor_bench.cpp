@@ -18,18 +18,34 @@
 //   hand-written loop over the BlobRefs.
 // * deep validation: MB/s of `validate_deep` on a float tensor with
 //   `minimum`/`maximum`, against memcpy of the same bytes.
+// * large headers (issue 27 item 4): open + structural validation of ~10 MB
+//   and ~100 MB headers (20 k / 200 k tensors with long names, long
+//   `__metadata__` strings; plain safetensors and metatensor kinds) against
+//   a simdjson DOM parse alone of the same header text (our stand-in for
+//   serde_json, which Hugging Face's reader uses). Process CPU time (the
+//   machine is shared) and the peak RSS each adds (VmHWM minus VmRSS before,
+//   in a fresh process). Goal: <= 1.3x the parse alone.
 //
-//   tensogram_metatensor_bench [scratch-dir]
+//   tensogram_metatensor_bench [--headers-only] [--json-file PATH] [scratch-dir]
+//
+// --json-file writes the large-header rows and their goals as JSON (for the
+// goals block of the codec matrix); --headers-only runs only those rows.
+#include <simdjson.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <numeric>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <metatensor.hpp>
+
+#include "bench_util.hpp"
 
 namespace {
 
@@ -132,11 +148,270 @@ double first_view(const metatensor::file& f) {
   return static_cast<double>(f.flat("x").size());
 }
 
+// ---- large headers (issue 27 item 4) ------------------------------------------
+
+// `s` as a JSON string literal (the escapes the generated text needs).
+void append_json_string(std::string& out, std::string_view s) {
+  out += '"';
+  for (const char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  out += '"';
+}
+
+struct header_spec {
+  const char* label;
+  bool metatensor;
+  std::size_t tensors;
+  std::size_t name_len;
+  std::size_t meta_bytes;  // long user __metadata__ strings
+};
+
+// A file whose header has `spec.tensors` F32[4] tensors with names of about
+// `name_len` bytes and long user metadata strings (with escapes and
+// non-ASCII); for the metatensor kind, also the schema (one flat logical
+// tensor per name) and the layout table, A = 16.
+fs::path write_big_header(const fs::path& dir, const header_spec& spec) {
+  std::vector<std::string> names(spec.tensors);
+  for (std::size_t i = 0; i < spec.tensors; ++i) {
+    std::string n = "model.encoder.layers.block.attention.projection.weight.";
+    const std::string num = std::to_string(i);
+    n += std::string(7 - std::min<std::size_t>(7, num.size()), '0') + num + ".";
+    while (n.size() < spec.name_len) n += static_cast<char>('a' + n.size() % 26);
+    names[i] = std::move(n);
+  }
+  std::vector<std::pair<std::string, std::string>> meta;
+  const std::string chunk =
+      "Lorem ipsum \"dolor\" sit amet\nconsectetur \xC3\xA9l\xC3\xA8ve \\ adipiscing elit. ";
+  for (std::size_t left = spec.meta_bytes, i = 0; left > 0; ++i) {
+    const std::size_t n = std::min<std::size_t>(left, 4'000'000);
+    std::string v;
+    while (v.size() < n) v += chunk;
+    meta.emplace_back(numbered("user.note.", i), std::move(v));
+    left -= n;
+  }
+  if (spec.metatensor) {
+    std::string schema =
+        R"({"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{)";
+    std::string layout = R"({"tensors":{)";
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      if (i != 0) {
+        schema += ',';
+        layout += ',';
+      }
+      append_json_string(schema, names[i]);
+      schema += R"(:{"type":"array","items":{"type":"number","TypeDef:Float32":true}})";
+      append_json_string(layout, names[i]);
+      layout += R"(:{"kind":"flat","data":)";
+      append_json_string(layout, names[i]);
+      layout += R"(,"rank":1,"align":16,"dtype":"F32"})";
+    }
+    schema += "}}";
+    layout += "}}";
+    meta.emplace_back("metatensor.alignment", "16");
+    meta.emplace_back("metatensor.endianness", "little");
+    meta.emplace_back("metatensor.layout", std::move(layout));
+    meta.emplace_back("metatensor.schema", std::move(schema));
+    meta.emplace_back("metatensor.version", "1");
+  }
+  std::string text = R"({"__metadata__":{)";
+  for (std::size_t i = 0; i < meta.size(); ++i) {
+    if (i != 0) text += ',';
+    append_json_string(text, meta[i].first);
+    text += ':';
+    append_json_string(text, meta[i].second);
+  }
+  text += '}';
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    text += ',';
+    append_json_string(text, names[i]);
+    text += R"(:{"dtype":"F32","shape":[4],"data_offsets":[)";
+    text += std::to_string(16 * i);
+    text += ',';
+    text += std::to_string(16 * i + 16);
+    text += "]}";
+  }
+  text += '}';
+  while ((8 + text.size()) % 16 != 0) text += ' ';
+  const fs::path p = dir / (std::string(spec.label) + (spec.metatensor ? ".mt" : ".safetensors"));
+  std::ofstream out(p, std::ios::binary);
+  const std::uint64_t n = text.size();
+  char len[8];
+  for (int i = 0; i < 8; ++i) len[i] = static_cast<char>((n >> (8 * i)) & 0xFF);
+  out.write(len, 8);
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  const std::vector<char> data(16 * names.size(), 0);
+  out.write(data.data(), static_cast<std::streamsize>(data.size()));
+  return p;
+}
+
+// The peer: simdjson's DOM parse of the header text in the mapped file (a
+// fresh parser each time, as a one-shot open pays for one).
+void simdjson_parse_header(const fs::path& p) {
+  const auto image = tensogram::buffer::map_file(p);
+  std::uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<std::uint64_t>(image.data()[i]);
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  const auto* text = reinterpret_cast<const char*>(image.data()) + 8;
+  if (parser.parse(text, static_cast<std::size_t>(n), /*realloc_if_needed=*/false).get(root)) {
+    throw std::runtime_error("simdjson rejects the generated header");
+  }
+  sink = sink + static_cast<double>(root.type() == simdjson::dom::element_type::OBJECT);
+}
+
+// Ours: open + structural validation.
+void open_file(bool metatensor_kind, const fs::path& p) {
+  if (metatensor_kind) {
+    sink = sink + static_cast<double>(metatensor::file::open(p).alignment());
+  } else {
+    sink = sink + static_cast<double>(metatensor::safetensors::file::open(p).tensors().size());
+  }
+}
+
+// A /proc/self/status value in KiB ("VmHWM", "VmRSS").
+long status_kib(const char* key) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  const std::string want = std::string(key) + ":";
+  while (std::getline(in, line)) {
+    if (line.rfind(want, 0) == 0) return std::stol(line.substr(want.size()));
+  }
+  return -1;
+}
+
+// Peak RSS one open adds, in MB, measured in a fresh process (this program
+// with --measure-peak), so no heap memory freed by earlier rows is reused:
+// its VmHWM minus its VmRSS before the work.
+double peak_rss_mb(const char* what, const fs::path& file) {
+  const std::string self = fs::read_symlink("/proc/self/exe").string();
+  const std::string cmd = "'" + self + "' --measure-peak " + what + " '" + file.string() + "'";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (pipe == nullptr) return -1;
+  long kib = -1;
+  if (std::fscanf(pipe, "%ld", &kib) != 1) kib = -1;
+  pclose(pipe);
+  return static_cast<double>(kib) / 1024.0;
+}
+
+// Best process CPU time of `reps` runs (the machine is shared: wall time
+// also counts waiting for a core).
+double best_cpu_seconds(const std::function<void()>& work, int reps) {
+  double best = 1e300;
+  for (int r = 0; r < reps; ++r) {
+    const double c0 = tensogram_bench::cpu_seconds();
+    work();
+    best = std::min(best, tensogram_bench::cpu_seconds() - c0);
+  }
+  return best;
+}
+
+struct header_row {
+  std::string name;
+  double header_mb = 0;
+  double ours_s = 0, parse_s = 0;
+  double ours_rss = 0, parse_rss = 0;
+};
+
+std::vector<header_row> large_header_rows(const fs::path& dir) {
+  const header_spec specs[] = {
+      {"st-10MB", false, 20'000, 350, 1'500'000},
+      {"st-100MB", false, 200'000, 350, 12'000'000},
+      {"mt-10MB", true, 20'000, 50, 1'000'000},
+      {"mt-100MB", true, 200'000, 40, 2'000'000},
+  };
+  std::vector<header_row> rows;
+  for (const auto& spec : specs) {
+    const fs::path p = write_big_header(dir, spec);
+    const int reps = spec.tensors > 100'000 ? 3 : 5;
+    const auto parse_only = [&] { simdjson_parse_header(p); };
+    const auto ours = [&] { open_file(spec.metatensor, p); };
+    header_row r;
+    r.name =
+        std::string(spec.label) + (spec.metatensor ? " metatensor::file::open" : " safetensors::file::open");
+    r.header_mb = static_cast<double>(fs::file_size(p) - 16 * spec.tensors) / 1e6;
+    r.parse_rss = peak_rss_mb("simdjson", p);
+    r.ours_rss = peak_rss_mb(spec.metatensor ? "metatensor" : "safetensors", p);
+    r.parse_s = best_cpu_seconds(parse_only, reps);
+    r.ours_s = best_cpu_seconds(ours, reps);
+    rows.push_back(r);
+    fs::remove(p);
+  }
+  return rows;
+}
+
+void print_header_rows(const std::vector<header_row>& rows) {
+  std::printf("\n%-42s %8s %12s %12s %7s %12s %12s\n", "large header (CPU ms, peak RSS MB)", "header",
+              "open ms", "simdjson ms", "ratio", "open RSS", "simdjson RSS");
+  for (const auto& r : rows) {
+    std::printf("%-42s %6.1fMB %12.1f %12.1f %6.2fx %12.1f %12.1f\n", r.name.c_str(), r.header_mb,
+                r.ours_s * 1e3, r.parse_s * 1e3, r.ours_s / r.parse_s, r.ours_rss, r.parse_rss);
+  }
+}
+
+void write_header_json(const fs::path& path, const std::vector<header_row>& rows) {
+  json out = {{"rows", json::array()}, {"goals", json::array()}};
+  for (const auto& r : rows) {
+    const double ratio = r.ours_s / r.parse_s;
+    out["rows"].push_back({{"row", r.name},
+                           {"header_mb", r.header_mb},
+                           {"open_cpu_ms", r.ours_s * 1e3},
+                           {"simdjson_parse_cpu_ms", r.parse_s * 1e3},
+                           {"ratio", ratio},
+                           {"open_peak_rss_mb", r.ours_rss},
+                           {"simdjson_peak_rss_mb", r.parse_rss}});
+    out["goals"].push_back({{"goal", "metatensor header " + r.name + " vs simdjson parse alone"},
+                            {"value", ratio},
+                            {"target", 1.3},
+                            {"higher_is_better", false},
+                            {"met", ratio <= 1.3}});
+  }
+  std::ofstream(path) << out.dump(2) << "\n";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  const fs::path dir = argc > 1 ? fs::path(argv[1]) : fs::temp_directory_path() / "metatensor-bench";
+  fs::path dir = fs::temp_directory_path() / "metatensor-bench";
+  fs::path json_file;
+  bool headers_only = false;
+  if (argc == 4 && std::string_view(argv[1]) == "--measure-peak") {
+    // Child of peak_rss_mb: one run, then the peak RSS it added, in KiB.
+    const long before = status_kib("VmRSS");
+    const std::string_view what = argv[2];
+    if (what == "simdjson") {
+      simdjson_parse_header(argv[3]);
+    } else {
+      open_file(what == "metatensor", argv[3]);
+    }
+    std::printf("%ld\n", status_kib("VmHWM") - before);
+    return 0;
+  }
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--json-file" && i + 1 < argc) {
+      json_file = argv[++i];
+    } else if (a == "--headers-only") {
+      headers_only = true;
+    } else {
+      dir = argv[i];
+    }
+  }
   fs::create_directories(dir);
+  if (headers_only) {
+    const auto rows = large_header_rows(dir);
+    print_header_rows(rows);
+    if (!json_file.empty()) write_header_json(json_file, rows);
+    fs::remove_all(dir);
+    return 0;
+  }
 
   // The last column is the cost relative to the peer: metatensor time / peer
   // time (1.00x = as fast as the peer, 2.00x = twice as slow).
@@ -338,6 +613,9 @@ int main(int argc, char** argv) {
     const double mb = static_cast<double>(count * sizeof(float)) / 1e6;
     row("deep validation, F32 min/max (MB/s; peer: memcpy)", mb / ours, mb / peer, "MB/s");
   }
+  const auto rows = large_header_rows(dir);
+  print_header_rows(rows);
+  if (!json_file.empty()) write_header_json(json_file, rows);
   fs::remove_all(dir);
   return 0;
 }

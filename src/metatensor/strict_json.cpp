@@ -1,5 +1,6 @@
 // Strict JSON parsing shared by the header and the embedded documents.
 #include "strict_json.hpp"
+#include "fast_json.hpp"
 #include "text.hpp"
 
 #include <optional>
@@ -65,6 +66,13 @@ struct header_checker {
 // Parses the header JSON (§2 rule 3) and reports duplicate keys (rule 4)
 // after a complete parse, as the spec requires.
 nlohmann::json parse_strict_json(std::string_view text, const json_errors& errors) {
+  // A valid document is read once by simdjson (issue 27); anything else
+  // goes through the reference passes, which name the first failure.
+  if (auto doc = detail::parse_json_fast(text)) return std::move(*doc);
+  return parse_strict_json_reference(text, errors);
+}
+
+nlohmann::json parse_strict_json_reference(std::string_view text, const json_errors& errors) {
   // nlohmann skips a UTF-8 byte-order mark; the reference parser rejects it.
   if (text.size() >= 3 && static_cast<unsigned char>(text[0]) == 0xEF &&
       static_cast<unsigned char>(text[1]) == 0xBB && static_cast<unsigned char>(text[2]) == 0xBF) {

@@ -25,6 +25,11 @@ inline constexpr std::size_t max_json_depth = 64;
 /// that is not well-formed reports `syntax` even if it also has a duplicate).
 [[nodiscard]] nlohmann::json parse_strict_json(std::string_view text, const json_errors& errors);
 
+/// `parse_strict_json` without its simdjson fast path (src/metatensor/
+/// fast_json.hpp): the reference passes that name every failure, also used
+/// by the tests that compare the two paths.
+[[nodiscard]] nlohmann::json parse_strict_json_reference(std::string_view text, const json_errors& errors);
+
 /// The first integer in `doc` whose magnitude exceeds 2^53 - 1 (§2 rule 7,
 /// §3.1), as its JSON text; empty when there is none.
 [[nodiscard]] std::string first_oversized_integer(const nlohmann::json& doc);

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "metatensor/safetensors.hpp"
+#include "src/metatensor/fast_json.hpp"
 #include "src/metatensor/strict_json.hpp"
 #include "src/metatensor/text.hpp"
 #include "tensogram/core/utf8.hpp"
@@ -29,19 +30,13 @@ bool header_uint(const nlohmann::json& v, std::uint64_t& out) {
   return out <= max_json_integer;
 }
 
-struct entry {
-  std::string name;
-  const nlohmann::json* json = nullptr;
-  dtype type = dtype::u8;
-  std::vector<std::uint64_t> shape;
-  std::uint64_t begin = 0;
-  std::uint64_t end = 0;
-};
+using entry = detail::header_entry;
 
 // Rule 7 (and the rank limit of §8.4): shapes and data offsets.
-void read_shapes_and_offsets(std::vector<entry>& entries) {
-  for (auto& e : entries) {
-    const auto& s = (*e.json)["shape"];
+void read_shapes_and_offsets(std::vector<entry>& entries, const std::vector<const nlohmann::json*>& json) {
+  for (std::size_t k = 0; k < entries.size(); ++k) {
+    auto& e = entries[k];
+    const auto& s = (*json[k])["shape"];
     if (!s.is_array()) fail(errc::st_entry, "tensor " + detail::quoted(e.name) + ": shape is not an array");
     if (s.size() > max_rank) {
       fail(errc::mt_limit,
@@ -55,7 +50,7 @@ void read_shapes_and_offsets(std::vector<entry>& entries) {
       }
       e.shape.push_back(d);
     }
-    const auto& o = (*e.json)["data_offsets"];
+    const auto& o = (*json[k])["data_offsets"];
     if (!o.is_array() || o.size() != 2) {
       fail(errc::st_entry,
            "tensor " + detail::quoted(e.name) + ": data_offsets is not an array of two integers");
@@ -97,6 +92,73 @@ void check_sizes(const std::vector<entry>& entries) {
 }
 
 }  // namespace
+
+}  // namespace metatensor::safetensors
+
+namespace metatensor::detail {
+
+using safetensors::dtype;
+using safetensors::entry;
+using safetensors::fail;
+using safetensors::parse_dtype;
+using safetensors::read_shapes_and_offsets;
+
+// Rules 3-7 by the reference path: nlohmann, one rule per pass, so the
+// first failure is the one §8.2 names. Used when the fast path declines.
+void read_header_reference(std::string_view text, std::map<std::string, std::string>& metadata,
+                           bool& has_metadata, std::vector<entry>& entries) {
+  // Rule 3.
+  if (const auto bad = tensogram::first_invalid_utf8(text); bad != std::string_view::npos) {
+    fail(errc::st_header_utf8, "invalid UTF-8 at header byte " + std::to_string(bad) + " (file offset " +
+                                   std::to_string(8 + bad) + ")");
+  }
+  // Rules 3 and 4.
+  const nlohmann::json doc =
+      parse_strict_json(text, json_errors{errc::st_header_json, errc::st_duplicate_key, "header"});
+  // Rule 5.
+  if (!doc.is_object()) fail(errc::st_header_json, "header is not a JSON object");
+  if (const auto it = doc.find("__metadata__"); it != doc.end()) {
+    if (it->is_object()) {
+      for (const auto& [k, v] : it->items()) {
+        if (!v.is_string())
+          fail(errc::st_metadata, "__metadata__ value of " + detail::quoted(k) + " is not a string");
+        metadata.emplace(k, v.get<std::string>());
+      }
+      has_metadata = true;
+    } else if (!it->is_null()) {
+      fail(errc::st_metadata, "__metadata__ is neither an object nor null");
+    }
+  }
+  std::vector<const nlohmann::json*> json;
+  for (const auto& [k, v] : doc.items()) {
+    if (k == "__metadata__") continue;
+    if (!v.is_object()) fail(errc::st_entry, "tensor " + detail::quoted(k) + ": entry is not an object");
+    for (const auto& [field, _] : v.items()) {
+      if (field != "dtype" && field != "shape" && field != "data_offsets") {
+        fail(errc::st_entry, "tensor " + detail::quoted(k) + ": unknown field " + detail::quoted(field));
+      }
+    }
+    for (const char* field : {"dtype", "shape", "data_offsets"}) {
+      if (!v.contains(field))
+        fail(errc::st_entry, "tensor " + detail::quoted(k) + ": missing field \"" + field + "\"");
+    }
+    entries.push_back(entry{k, dtype::u8, {}, 0, 0});
+    json.push_back(&v);
+  }
+  // Rule 6.
+  for (std::size_t k = 0; k < entries.size(); ++k) {
+    auto& e = entries[k];
+    const auto& d = (*json[k])["dtype"];
+    const auto parsed = d.is_string() ? parse_dtype(d.get_ref<const std::string&>()) : std::nullopt;
+    if (!parsed) fail(errc::st_dtype, "tensor " + detail::quoted(e.name) + ": unknown dtype " + d.dump());
+    e.type = *parsed;
+  }
+  read_shapes_and_offsets(entries, json);
+}
+
+}  // namespace metatensor::detail
+
+namespace metatensor::safetensors {
 
 std::uint64_t tensor_view::element_count() const noexcept {
   std::uint64_t n = 1;
@@ -149,59 +211,27 @@ file file::from_buffer(tensogram::buffer image) {
                                      std::to_string(size - 8) + " bytes after it");
   }
   f.header_length_ = n;
-  const std::string_view text = f.header_text();
-  // Rule 3.
-  if (const auto bad = tensogram::first_invalid_utf8(text); bad != std::string_view::npos) {
-    fail(errc::st_header_utf8, "invalid UTF-8 at header byte " + std::to_string(bad) + " (file offset " +
-                                   std::to_string(8 + bad) + ")");
+  std::vector<entry> entries;  // in name order (byte-wise)
+  if (auto fast = detail::read_header_fast(bytes, n)) {
+    // Rules 3-7 hold (fast_json.hpp); any failure goes the reference way.
+    for (auto& [k, v] : fast->metadata)
+      f.metadata_.emplace_hint(f.metadata_.end(), std::move(k), std::move(v));
+    f.has_metadata_ = fast->has_metadata;
+    entries = std::move(fast->entries);
+  } else {
+    detail::read_header_reference(f.header_text(), f.metadata_, f.has_metadata_, entries);
   }
-  // Rules 3 and 4.
-  const nlohmann::json doc =
-      parse_strict_json(text, json_errors{errc::st_header_json, errc::st_duplicate_key, "header"});
-  // Rule 5.
-  if (!doc.is_object()) fail(errc::st_header_json, "header is not a JSON object");
-  if (const auto it = doc.find("__metadata__"); it != doc.end()) {
-    if (it->is_object()) {
-      for (const auto& [k, v] : it->items()) {
-        if (!v.is_string())
-          fail(errc::st_metadata, "__metadata__ value of " + detail::quoted(k) + " is not a string");
-        f.metadata_.emplace(k, v.get<std::string>());
-      }
-      f.has_metadata_ = true;
-    } else if (!it->is_null()) {
-      fail(errc::st_metadata, "__metadata__ is neither an object nor null");
-    }
-  }
-  std::vector<entry> entries;
-  for (const auto& [k, v] : doc.items()) {
-    if (k == "__metadata__") continue;
-    if (!v.is_object()) fail(errc::st_entry, "tensor " + detail::quoted(k) + ": entry is not an object");
-    for (const auto& [field, _] : v.items()) {
-      if (field != "dtype" && field != "shape" && field != "data_offsets") {
-        fail(errc::st_entry, "tensor " + detail::quoted(k) + ": unknown field " + detail::quoted(field));
-      }
-    }
-    for (const char* field : {"dtype", "shape", "data_offsets"}) {
-      if (!v.contains(field))
-        fail(errc::st_entry, "tensor " + detail::quoted(k) + ": missing field \"" + field + "\"");
-    }
-    entries.push_back(entry{k, &v, dtype::u8, {}, 0, 0});
-  }
-  // Rule 6.
-  for (auto& e : entries) {
-    const auto& d = (*e.json)["dtype"];
-    const auto parsed = d.is_string() ? parse_dtype(d.get_ref<const std::string&>()) : std::nullopt;
-    if (!parsed) fail(errc::st_dtype, "tensor " + detail::quoted(e.name) + ": unknown dtype " + d.dump());
-    e.type = *parsed;
-  }
-  read_shapes_and_offsets(entries);
   check_sizes(entries);
-  // Rule 9.
-  std::sort(entries.begin(), entries.end(), [](const entry& a, const entry& b) {
-    return std::tie(a.begin, a.end, a.name) < std::tie(b.begin, b.end, b.name);
+  // Rule 9. `entries` is in name order, so an index breaks (begin, end)
+  // ties as the name would, without comparing strings.
+  std::vector<std::size_t> order(entries.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return std::tie(entries[a].begin, entries[a].end, a) < std::tie(entries[b].begin, entries[b].end, b);
   });
   std::uint64_t pos = 0;
-  for (const auto& e : entries) {
+  for (const std::size_t i : order) {
+    const auto& e = entries[i];
     if (e.begin != pos) {
       fail(errc::st_offsets, "tensor " + detail::quoted(e.name) + ": begins at " + std::to_string(e.begin) +
                                  (e.begin > pos ? ", leaving a hole after " : ", overlapping data before ") +
@@ -218,15 +248,14 @@ file file::from_buffer(tensogram::buffer image) {
   // Views: every range lies inside [D, size) by rules 9 and 10.
   const std::size_t d = static_cast<std::size_t>(8 + n);
   f.tensors_.reserve(entries.size());
-  for (auto& e : entries) {
+  f.by_name_.resize(entries.size());
+  for (const std::size_t i : order) {
+    auto& e = entries[i];
     const auto span =
         bytes.subspan(d + static_cast<std::size_t>(e.begin), static_cast<std::size_t>(e.end - e.begin));
+    f.by_name_[i] = f.tensors_.size();  // the i-th name is at this position
     f.tensors_.emplace_back(std::move(e.name), e.type, std::move(e.shape), e.begin, e.end, span);
   }
-  f.by_name_.resize(f.tensors_.size());
-  for (std::size_t i = 0; i < f.by_name_.size(); ++i) f.by_name_[i] = i;
-  std::sort(f.by_name_.begin(), f.by_name_.end(),
-            [&](std::size_t a, std::size_t b) { return f.tensors_[a].name() < f.tensors_[b].name(); });
   return f;
 }
 

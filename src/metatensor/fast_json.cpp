@@ -1,0 +1,234 @@
+// simdjson fast path of header parsing (fast_json.hpp). simdjson's DOM
+// parser validates UTF-8, the JSON grammar, unescaped control characters,
+// surrogate escapes and trailing content, and bounds nesting when asked;
+// what it cannot see (a `-0`, which it reads as the integer 0 like `0`, and
+// duplicate keys, which it keeps) is checked here. Everything else is left
+// to the reference path (see fast_json.hpp).
+#include "src/metatensor/fast_json.hpp"
+
+#include <simdjson.h>
+#include <algorithm>
+#include <cstring>
+
+#include "src/metatensor/strict_json.hpp"
+
+namespace metatensor::detail {
+namespace {
+
+namespace dom = simdjson::dom;
+
+bool starts_with_bom(std::string_view text) noexcept {
+  return text.size() >= 3 && static_cast<unsigned char>(text[0]) == 0xEF &&
+         static_cast<unsigned char>(text[1]) == 0xBB && static_cast<unsigned char>(text[2]) == 0xBF;
+}
+
+bool is_json_space(char c) noexcept {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+// True when `text` may hold the number `-0` (or `-0.5`, `-0e1`): simdjson
+// reads `-0` as the integer 0, where the reference path (nlohmann) keeps it
+// a signed integer that §2 rule 7 rejects as a shape or offset. A `-0` inside
+// a string after `[`, `,` or `:` is a false alarm, which only costs the
+// reference path.
+bool may_hold_negative_zero(std::string_view text) noexcept {
+  const char* const begin = text.data();
+  const char* const end = begin + text.size();
+  const char* p = begin;
+  while (p < end) {
+    const auto* hit = static_cast<const char*>(std::memchr(p, '-', static_cast<std::size_t>(end - p)));
+    if (hit == nullptr) return false;
+    if (hit + 1 < end && hit[1] == '0') {
+      const char* q = hit;
+      while (q > begin && is_json_space(q[-1])) --q;
+      if (q == begin || q[-1] == '[' || q[-1] == ',' || q[-1] == ':') return true;
+    }
+    p = hit + 1;
+  }
+  return false;
+}
+
+// The reference path refuses these before parsing (BOM, NUL) or reads them
+// differently from simdjson (-0).
+bool needs_reference_path(std::string_view text) noexcept {
+  return starts_with_bom(text) || text.find('\0') != std::string_view::npos || may_hold_negative_zero(text);
+}
+
+// §2 rule 7: an integer written without sign, fraction or exponent, at most
+// 2^53 - 1 (simdjson types `-0` and fractions apart, see above).
+bool header_uint(dom::element v, std::uint64_t& out) noexcept {
+  const auto type = v.type();
+  if (type == dom::element_type::INT64) {
+    const std::int64_t i = v.get_int64().value_unsafe();
+    if (i < 0) return false;
+    out = static_cast<std::uint64_t>(i);
+  } else if (type == dom::element_type::UINT64) {
+    out = v.get_uint64().value_unsafe();
+  } else {
+    return false;
+  }
+  return out <= safetensors::max_json_integer;
+}
+
+struct raw_entry {
+  std::string_view name;
+  safetensors::dtype type = safetensors::dtype::u8;
+  std::vector<std::uint64_t> shape;
+  std::uint64_t begin = 0;
+  std::uint64_t end = 0;
+};
+
+// Rules 5–7 for one tensor entry (exactly dtype, shape, data_offsets).
+bool read_entry(dom::element value, raw_entry& e) {
+  dom::object fields;
+  if (value.get_object().get(fields) != simdjson::SUCCESS) return false;
+  unsigned seen = 0;
+  for (const auto field : fields) {
+    if (field.key == "dtype") {
+      std::string_view s;
+      if ((seen & 1U) != 0 || field.value.get_string().get(s) != simdjson::SUCCESS) return false;
+      const auto t = safetensors::parse_dtype(s);
+      if (!t) return false;
+      e.type = *t;
+      seen |= 1U;
+    } else if (field.key == "shape") {
+      dom::array dims;
+      if ((seen & 2U) != 0 || field.value.get_array().get(dims) != simdjson::SUCCESS) return false;
+      for (const auto d : dims) {
+        std::uint64_t v = 0;
+        if (e.shape.size() == safetensors::max_rank || !header_uint(d, v)) return false;
+        e.shape.push_back(v);
+      }
+      seen |= 2U;
+    } else if (field.key == "data_offsets") {
+      dom::array offsets;
+      if ((seen & 4U) != 0 || field.value.get_array().get(offsets) != simdjson::SUCCESS) return false;
+      std::size_t i = 0;
+      for (const auto o : offsets) {
+        if (i == 2 || !header_uint(o, i == 0 ? e.begin : e.end)) return false;
+        ++i;
+      }
+      if (i != 2 || e.begin > e.end) return false;
+      seen |= 4U;
+    } else {
+      return false;
+    }
+  }
+  return seen == 7U;
+}
+
+// The value nlohmann::json::parse gives for `e`; false on a duplicate key
+// (§2 rule 4). Recursion is bounded by the parser's depth limit (§8.4).
+bool to_nlohmann(dom::element e, nlohmann::json& out) {
+  switch (e.type()) {
+    case dom::element_type::OBJECT: {
+      out = nlohmann::json::object();
+      auto& members = out.get_ref<nlohmann::json::object_t&>();
+      for (const auto field : dom::object(e)) {
+        const auto [it, inserted] = members.try_emplace(std::string(field.key));
+        if (!inserted || !to_nlohmann(field.value, it->second)) return false;
+      }
+      return true;
+    }
+    case dom::element_type::ARRAY: {
+      out = nlohmann::json::array();
+      auto& items = out.get_ref<nlohmann::json::array_t&>();
+      for (const auto item : dom::array(e)) {
+        if (!to_nlohmann(item, items.emplace_back())) return false;
+      }
+      return true;
+    }
+    case dom::element_type::STRING: out = std::string(e.get_string().value_unsafe()); return true;
+    case dom::element_type::INT64: {
+      // nlohmann reads a non-negative integer as unsigned (`-0` never gets here).
+      const std::int64_t i = e.get_int64().value_unsafe();
+      if (i >= 0) {
+        out = static_cast<std::uint64_t>(i);
+      } else {
+        out = i;
+      }
+      return true;
+    }
+    case dom::element_type::UINT64: out = e.get_uint64().value_unsafe(); return true;
+    case dom::element_type::DOUBLE: out = e.get_double().value_unsafe(); return true;
+    case dom::element_type::BOOL: out = e.get_bool().value_unsafe(); return true;
+    case dom::element_type::NULL_VALUE: out = nullptr; return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::optional<fast_header> read_header_fast(std::span<const std::byte> image, std::uint64_t n) {
+  const char* const text = reinterpret_cast<const char*>(image.data()) + 8;
+  const auto len = static_cast<std::size_t>(n);
+  if (needs_reference_path({text, len})) return std::nullopt;
+  dom::parser parser;
+  dom::element root;
+  simdjson::padded_string copy;
+  simdjson::error_code err = simdjson::SUCCESS;
+  if (image.size() - 8 - len >= simdjson::SIMDJSON_PADDING) {
+    // The tensor data after the text is readable padding: no copy.
+    err = parser.parse(text, len, /*realloc_if_needed=*/false).get(root);
+  } else {
+    copy = simdjson::padded_string(text, len);
+    err = parser.parse(copy).get(root);
+  }
+  dom::object top;
+  if (err != simdjson::SUCCESS || root.get_object().get(top) != simdjson::SUCCESS) return std::nullopt;
+
+  fast_header out;
+  std::vector<raw_entry> raw;
+  raw.reserve(std::min<std::size_t>(top.size(), len / 48 + 1));
+  bool seen_metadata = false;
+  std::vector<std::pair<std::string_view, std::string_view>> metadata;
+  for (const auto field : top) {
+    if (field.key == "__metadata__") {
+      if (seen_metadata) return std::nullopt;  // duplicate key: the reference path reports it
+      seen_metadata = true;
+      if (field.value.is_null()) continue;
+      dom::object md;
+      if (field.value.get_object().get(md) != simdjson::SUCCESS) return std::nullopt;
+      for (const auto m : md) {
+        std::string_view s;
+        if (m.value.get_string().get(s) != simdjson::SUCCESS) return std::nullopt;
+        metadata.emplace_back(m.key, s);
+      }
+      out.has_metadata = true;
+      continue;
+    }
+    auto& e = raw.emplace_back();
+    e.name = field.key;
+    if (!read_entry(field.value, e)) return std::nullopt;
+  }
+  // Rule 4 for the top level and __metadata__: sorted, a duplicate is adjacent.
+  std::sort(metadata.begin(), metadata.end());
+  for (std::size_t i = 1; i < metadata.size(); ++i) {
+    if (metadata[i - 1].first == metadata[i].first) return std::nullopt;
+  }
+  std::sort(raw.begin(), raw.end(), [](const raw_entry& a, const raw_entry& b) { return a.name < b.name; });
+  for (std::size_t i = 1; i < raw.size(); ++i) {
+    if (raw[i - 1].name == raw[i].name) return std::nullopt;
+  }
+  out.metadata.reserve(metadata.size());
+  for (const auto& [k, v] : metadata) out.metadata.emplace_back(std::string(k), std::string(v));
+  out.entries.reserve(raw.size());
+  for (auto& r : raw) {
+    out.entries.push_back(header_entry{std::string(r.name), r.type, std::move(r.shape), r.begin, r.end});
+  }
+  return out;
+}
+
+std::optional<nlohmann::json> parse_json_fast(std::string_view text) {
+  if (needs_reference_path(text)) return std::nullopt;
+  dom::parser parser;
+  if (parser.allocate(text.size(), max_json_depth) != simdjson::SUCCESS) return std::nullopt;
+  const simdjson::padded_string copy(text);
+  dom::element root;
+  if (parser.parse(copy).get(root) != simdjson::SUCCESS) return std::nullopt;
+  nlohmann::json out;
+  if (!to_nlohmann(root, out)) return std::nullopt;
+  return out;
+}
+
+}  // namespace metatensor::detail

@@ -1,0 +1,186 @@
+// The simdjson fast path of header parsing (src/metatensor/fast_json.hpp)
+// against the reference path (nlohmann, rule by rule), on valid headers and
+// on many random mutations of them: whenever the fast path accepts a text,
+// the reference path must accept it too and read the same values (the fast
+// path only ever accepts; every failure is named by the reference path).
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "src/metatensor/fast_json.hpp"
+#include "src/metatensor/strict_json.hpp"
+
+namespace {
+
+using metatensor::detail::header_entry;
+
+const metatensor::json_errors header_errors{metatensor::errc::st_header_json,
+                                            metatensor::errc::st_duplicate_key, "header"};
+
+// 8-byte length + text + `data` zero bytes (the fast path reads in place when
+// at least 64 bytes follow the text, and copies otherwise).
+std::vector<std::byte> image_of(const std::string& text, std::size_t data) {
+  std::vector<std::byte> out(8 + text.size() + data, std::byte{0});
+  for (int i = 0; i < 8; ++i) out[static_cast<std::size_t>(i)] = std::byte((text.size() >> (8 * i)) & 0xFF);
+  for (std::size_t i = 0; i < text.size(); ++i) out[8 + i] = static_cast<std::byte>(text[i]);
+  return out;
+}
+
+struct reference_header {
+  bool ok = false;
+  std::map<std::string, std::string> metadata;
+  bool has_metadata = false;
+  std::vector<header_entry> entries;
+};
+
+reference_header read_reference(const std::string& text) {
+  reference_header r;
+  try {
+    metatensor::detail::read_header_reference(text, r.metadata, r.has_metadata, r.entries);
+    r.ok = true;
+  } catch (const metatensor::error&) {
+  }
+  return r;
+}
+
+// Checks the fast path against the reference on `text`; returns whether
+// the fast path accepted it.
+bool check_header(const std::string& text, std::size_t data) {
+  const auto image = image_of(text, data);
+  const auto fast = metatensor::detail::read_header_fast(image, text.size());
+  if (!fast) return false;
+  const auto ref = read_reference(text);
+  EXPECT_TRUE(ref.ok) << "fast path accepts what the reference rejects: " << text;
+  if (!ref.ok) return true;
+  EXPECT_EQ(fast->has_metadata, ref.has_metadata) << text;
+  const std::map<std::string, std::string> fast_metadata(fast->metadata.begin(), fast->metadata.end());
+  EXPECT_EQ(fast_metadata, ref.metadata) << text;
+  EXPECT_EQ(fast->entries.size(), ref.entries.size()) << text;
+  for (std::size_t i = 0; i < std::min(fast->entries.size(), ref.entries.size()); ++i) {
+    const auto& a = fast->entries[i];
+    const auto& b = ref.entries[i];
+    EXPECT_EQ(a.name, b.name) << text;
+    EXPECT_EQ(a.type, b.type) << text;
+    EXPECT_EQ(a.shape, b.shape) << text;
+    EXPECT_EQ(a.begin, b.begin) << text;
+    EXPECT_EQ(a.end, b.end) << text;
+  }
+  return true;
+}
+
+// The same for an embedded document: equal values and equal number kinds
+// (nlohmann tells unsigned, signed and float apart; the schema code does too).
+bool same_json(const nlohmann::json& a, const nlohmann::json& b) {
+  if (a.type() != b.type()) return false;
+  if (a.is_object()) {
+    if (a.size() != b.size()) return false;
+    for (const auto& [k, v] : a.items()) {
+      if (!b.contains(k) || !same_json(v, b.at(k))) return false;
+    }
+    return true;
+  }
+  if (a.is_array()) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (!same_json(a[i], b[i])) return false;
+    }
+    return true;
+  }
+  return a == b && a.dump() == b.dump();
+}
+
+bool check_document(const std::string& text) {
+  const auto fast = metatensor::detail::parse_json_fast(text);
+  if (!fast) return false;
+  try {
+    const auto ref = metatensor::parse_strict_json_reference(text, header_errors);
+    EXPECT_TRUE(same_json(*fast, ref)) << text << "\nfast: " << fast->dump() << "\nref:  " << ref.dump();
+  } catch (const metatensor::error& e) {
+    ADD_FAILURE() << "fast path accepts what the reference rejects (" << e.what() << "): " << text;
+  }
+  return true;
+}
+
+const std::string valid_header = R"({"__metadata__":{"k":"v\"\u00e9\n","metatensor.version":"1"},)"
+                                 R"("b":{"dtype":"F32","shape":[2,1],"data_offsets":[8,16]},)"
+                                 R"( "a" : {"shape":[],"dtype":"U8","data_offsets":[0,1]},)"
+                                 R"("z\u0041":{"data_offsets":[1,8],"dtype":"I8","shape":[7]}}   )";
+
+const std::string valid_document =
+    R"({"type":"object","properties":{"x":{"type":"array","items":{"type":"number","minimum":-1.5e3,)"
+    R"("maximum":9007199254740991,"TypeDef:Float32":true}},"y":[null,false,true,-7,0,"s\ud83d\ude00"]},)"
+    R"("required":["x"],"big":18446744073709551615,"f":0.1})";
+
+TEST(FastJson, ValidHeaderMatchesReference) {
+  EXPECT_TRUE(check_header(valid_header, 16));   // in place (>= 64 bytes follow with the padding)
+  EXPECT_TRUE(check_header(valid_header, 100));  // in place
+  EXPECT_TRUE(check_header(R"({"__metadata__":null})", 0));
+  EXPECT_TRUE(check_header("{}", 0));
+}
+
+TEST(FastJson, DeclinesWhatOnlyTheReferenceCanName) {
+  // Each of these is refused by the reference path; the fast path must
+  // leave them to it.
+  const char* const bad[] = {
+      R"({"a":{"dtype":"U8","shape":[-0],"data_offsets":[0,0]}})",
+      R"({"a":{"dtype":"U8","shape":[1.0],"data_offsets":[0,1]}})",
+      R"({"a":{"dtype":"U8","shape":[9007199254740992],"data_offsets":[0,0]}})",
+      R"({"a":{"dtype":"U8","shape":[],"data_offsets":[0,1]},"a":{"dtype":"U8","shape":[],"data_offsets":[1,2]}})",
+      R"({"__metadata__":{"k":"1","k":"2"}})",
+      R"({"__metadata__":{"k":1}})",
+      R"({"a":{"dtype":"u8","shape":[],"data_offsets":[0,1]}})",
+      R"({"a":{"dtype":"U8","shape":[],"data_offsets":[0,1],"x":1}})",
+      R"({"a":{"dtype":"U8","shape":[],"data_offsets":[2,1]}})",
+      R"({"a":{"dtype":"U8","shape":[]}})",
+      R"({} {})",
+      "\xEF\xBB\xBF{}",
+      R"({"a":"\udc00"})",
+      "[]",
+  };
+  for (const char* text : bad) {
+    EXPECT_FALSE(check_header(text, 64)) << text;
+  }
+  EXPECT_FALSE(check_header(std::string("{}\0", 3), 64));
+  EXPECT_FALSE(check_document(R"({"a":1,"a":2})"));
+  EXPECT_FALSE(check_document(R"([-0])"));
+  EXPECT_FALSE(check_document(std::string(65, '[') + std::string(65, ']')));
+  EXPECT_TRUE(check_document(std::string(64, '[') + std::string(64, ']')));
+}
+
+TEST(FastJson, ValidDocumentMatchesReference) {
+  EXPECT_TRUE(check_document(valid_document));
+}
+
+// Random single-byte edits of the valid texts: whatever the fast path
+// accepts, the reference accepts with the same values.
+TEST(FastJson, MutationsAgreeWithReference) {
+  std::mt19937 rng(27);
+  const std::string alphabet =
+      "{}[],:\"\\-+.0123456789eEuU \t\n\r\x01\x7f\xc3\xa9\xff\xed\xa0 aAnulltruefalse";
+  int accepted = 0;
+  for (const std::string* base : {&valid_header, &valid_document}) {
+    for (int iter = 0; iter < 20000; ++iter) {
+      std::string t = *base;
+      const int edits = 1 + static_cast<int>(rng() % 3);
+      for (int e = 0; e < edits && !t.empty(); ++e) {
+        const std::size_t pos = rng() % t.size();
+        const char c = alphabet[rng() % alphabet.size()];
+        switch (rng() % 3) {
+          case 0: t[pos] = c; break;
+          case 1: t.erase(pos, 1); break;
+          default: t.insert(t.begin() + static_cast<std::ptrdiff_t>(pos), c); break;
+        }
+      }
+      const bool ok = base == &valid_header ? check_header(t, rng() % 2 == 0 ? 0 : 64) : check_document(t);
+      accepted += ok ? 1 : 0;
+    }
+  }
+  // Some mutants stay valid (e.g. an edited string), so both sides of the
+  // comparison are exercised.
+  EXPECT_GT(accepted, 100);
+}
+
+}  // namespace
