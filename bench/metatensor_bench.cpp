@@ -28,7 +28,8 @@
 //
 //   tensogram_metatensor_bench [--headers-only] [--json-file PATH] [scratch-dir]
 //
-// --json-file writes the large-header rows and their goals as JSON (for the
+// --json-file writes the large-header rows, their goals and the open-per-kind
+// goals as JSON (for the
 // goals block of the codec matrix); --headers-only runs only those rows.
 #include <simdjson.h>
 
@@ -356,8 +357,8 @@ void print_header_rows(const std::vector<header_row>& rows) {
   }
 }
 
-void write_header_json(const fs::path& path, const std::vector<header_row>& rows) {
-  json out = {{"rows", json::array()}, {"goals", json::array()}};
+void write_header_json(const fs::path& path, const std::vector<header_row>& rows, const json& more_goals) {
+  json out = {{"rows", json::array()}, {"goals", more_goals}};
   for (const auto& r : rows) {
     const double ratio = r.ours_s / r.parse_s;
     out["rows"].push_back({{"row", r.name},
@@ -408,7 +409,7 @@ int main(int argc, char** argv) {
   if (headers_only) {
     const auto rows = large_header_rows(dir);
     print_header_rows(rows);
-    if (!json_file.empty()) write_header_json(json_file, rows);
+    if (!json_file.empty()) write_header_json(json_file, rows, json::array());
     fs::remove_all(dir);
     return 0;
   }
@@ -460,6 +461,8 @@ int main(int argc, char** argv) {
   // Warm (the file was just written, so it is in the page cache): open must
   // not grow with the data for any kind; the BlobRef checks of the blob and
   // struct-with-String tensors run at the first view instead (§8.1).
+  // Goal: open of the 256 MiB file < 0.2 ms, whatever the kind.
+  json open_goals = json::array();
   for (const char* kind : {"flat", "struct", "string", "ragged"}) {
     double open_t[2] = {0, 0};
     double access_t[2] = {0, 0};
@@ -476,6 +479,13 @@ int main(int argc, char** argv) {
     row((name + ", 256 MiB (ms; peer: 1 MiB)").c_str(), open_t[1] * 1e3, open_t[0] * 1e3, "ms");
     row((name + " + first view, 256 MiB (ms; peer: 1 MiB)").c_str(), access_t[1] * 1e3, access_t[0] * 1e3,
         "ms");
+    char note[64];
+    std::snprintf(note, sizeof note, "1 MiB: %.3f ms (O(header))", open_t[0] * 1e3);
+    open_goals.push_back({{"goal", std::string("metatensor open, ") + kind + ", 256 MiB: ms"},
+                          {"value", open_t[1] * 1e3},
+                          {"target", 0.2},
+                          {"comparison", "<="},
+                          {"note", note}});
   }
   {
     const fs::path small = write_flat(dir, "small.mt", std::size_t{1} << 20);
@@ -615,7 +625,7 @@ int main(int argc, char** argv) {
   }
   const auto rows = large_header_rows(dir);
   print_header_rows(rows);
-  if (!json_file.empty()) write_header_json(json_file, rows);
+  if (!json_file.empty()) write_header_json(json_file, rows, open_goals);
   fs::remove_all(dir);
   return 0;
 }
