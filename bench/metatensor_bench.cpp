@@ -29,8 +29,8 @@
 //   tensogram_metatensor_bench [--headers-only] [--json-file PATH] [scratch-dir]
 //
 // --json-file writes the large-header rows, their goals and the open-per-kind
-// goals as JSON (for the
-// goals block of the codec matrix); --headers-only runs only those rows.
+// goals as JSON (for the goals block of the codec matrix); --headers-only runs
+// only the large-header rows.
 #include <simdjson.h>
 
 #include <chrono>
