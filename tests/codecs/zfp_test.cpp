@@ -24,6 +24,7 @@
 
 #include <zfp.h>
 
+#include "codec_support.hpp"
 #include "tensogram/codecs/zfp.hpp"
 #include "tensogram/core/error.hpp"
 
@@ -340,6 +341,39 @@ TEST(Zfp, FixedRateRangeReadsOnlyItsBlocks) {
     bytes out(10 * 8);
     tc::zfp_decompress_range_into(garbled, n, p, 4000, 10, out);
     EXPECT_TRUE(std::equal(out.begin(), out.end(), clean.begin() + 4000 * 8));
+  }
+}
+
+TEST(Zfp, MessageRangeDecodeSeeksInFixedRateStreams) {
+  // The same proof through decode_range on a message: the bytes of the
+  // stream outside blocks 1000..1002 (rate 16: 8 bytes a block) are
+  // garbage, yet values 4000..4009 decode as before, in both byte orders.
+  const std::size_t n = 1 << 15;
+  const std::vector<double> v = make_values(kind::smooth, n, 8);
+  for (tensogram::byte_order order : {tensogram::byte_order::little, tensogram::byte_order::big}) {
+    tensogram::data_object_descriptor d = codectest::f64_desc(n, order);
+    d.compression = "zfp";
+    d.params.set("zfp_mode", tensogram::cbor::value("fixed_rate"));
+    d.params.set("zfp_rate", tensogram::cbor::value(16.0));
+    const bytes raw = codectest::f64_bytes(v, order);
+    bytes msg = codectest::encode_one(d, raw);
+    const std::vector<std::pair<std::uint64_t, std::uint64_t>> range{{4000, 10}};
+    const auto clean = tensogram::decode_range(tensogram::buffer::borrowed(msg), 0, range);
+    const tensogram::message full = codectest::decode_msg(msg);
+    const bytes all = codectest::to_bytes(full.object(0).data_buffer());
+    ASSERT_EQ(codectest::to_bytes(clean.at(0)), bytes(all.begin() + 4000 * 8, all.begin() + 4010 * 8));
+    // Find the stream in the message and garble all but its bytes 8000..8023.
+    // (The codec reads host-order doubles whatever the declared order.)
+    const bytes stream = tc::zfp_compress(as_bytes(v), {.mode = tc::zfp_mode::fixed_rate, .rate = 16.0});
+    const auto at = std::search(msg.begin(), msg.end(), stream.begin(), stream.end());
+    ASSERT_NE(at, msg.end());
+    std::mt19937_64 rng(4);
+    for (std::size_t i = 0; i < stream.size(); ++i) {
+      if (i < 8000 || i >= 8024) at[static_cast<std::ptrdiff_t>(i)] = static_cast<std::byte>(rng());
+    }
+    EXPECT_TRUE(codectest::to_bytes(codectest::decode_msg(msg).object(0).data_buffer()) != all);
+    const auto garbled = tensogram::decode_range(tensogram::buffer::borrowed(msg), 0, range);
+    EXPECT_EQ(codectest::to_bytes(garbled.at(0)), codectest::to_bytes(clean.at(0)));
   }
 }
 

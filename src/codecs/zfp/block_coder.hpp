@@ -112,49 +112,115 @@ inline constexpr auto k_run_decodes = [] {
   return t;
 }();
 
-/// Bit k of each coefficient as a nibble.
-inline unsigned plane_nibble(const std::uint64_t* u, unsigned k) noexcept {
-  return static_cast<unsigned>(((u[0] >> k) & 1U) | (((u[1] >> k) & 1U) << 1) | (((u[2] >> k) & 1U) << 2) |
-                               (((u[3] >> k) & 1U) << 3));
+// ---- bit planes as a nibble sequence ----------------------------------------
+//
+// The coder walks bit planes 63, 62, … and needs plane k of the four
+// coefficients as a nibble (bit i = coefficient i). The planes are kept as
+// a 256-bit sequence of nibbles in coding order, four 64-bit words: word c,
+// nibble j is plane 63 - 16c - j. Sixteen planes are transposed at once with
+// shift-and-mask spreading, and once all four coefficients are significant
+// a plane's code is just its nibble, so the rest of the block is a straight
+// copy of that sequence to (or from) the stream.
+
+/// The 16 low bits of x at every fourth bit (bit b → bit 4b).
+constexpr std::uint64_t spread_nibbles(std::uint64_t x) noexcept {
+  x = (x | (x << 24)) & 0x000000ff000000ffULL;
+  x = (x | (x << 12)) & 0x000f000f000f000fULL;
+  x = (x | (x << 6)) & 0x0303030303030303ULL;
+  return (x | (x << 3)) & 0x1111111111111111ULL;
+}
+
+/// The inverse of spread_nibbles (bit 4b → bit b; other bits ignored).
+constexpr std::uint64_t gather_nibbles(std::uint64_t x) noexcept {
+  x &= 0x1111111111111111ULL;
+  x = (x | (x >> 3)) & 0x0303030303030303ULL;
+  x = (x | (x >> 6)) & 0x000f000f000f000fULL;
+  x = (x | (x >> 12)) & 0x000000ff000000ffULL;
+  return (x | (x >> 24)) & 0xffffULL;
+}
+
+/// Nibble j ↔ nibble 15 - j.
+inline std::uint64_t reverse_nibbles(std::uint64_t x) noexcept {
+  x = __builtin_bswap64(x);
+  return ((x >> 4) & 0x0f0f0f0f0f0f0f0fULL) | ((x & 0x0f0f0f0f0f0f0f0fULL) << 4);
+}
+
+/// Word c of the plane sequence of u (planes 63 - 16c … 48 - 16c).
+inline std::uint64_t plane_word(const std::uint64_t* u, unsigned c) noexcept {
+  const unsigned low = 48 - 16 * c;
+  std::uint64_t r = 0;
+  for (unsigned i = 0; i < 4; ++i) r |= spread_nibbles((u[i] >> low) & 0xffffU) << i;
+  return reverse_nibbles(r);
 }
 
 /// Codes planes 63 … 64 - prec within `budget` bits; returns the bits spent.
 inline unsigned encode_planes(bit_writer& w, unsigned budget, unsigned prec,
                               const std::uint64_t* u) noexcept {
   unsigned bits = budget;
-  unsigned k = 64;
   const unsigned kmin = 64 - prec;
   // Leading all-zero planes with nothing significant yet cost one 0 bit each.
   const unsigned zeros =
       std::min({static_cast<unsigned>(std::countl_zero(u[0] | u[1] | u[2] | u[3])), prec, bits});
   w.pad(zeros);
   bits -= zeros;
-  k -= zeros;
+  unsigned k = 64 - zeros;  // planes k - 1, k - 2, … remain
+  std::uint64_t words[4];
+  unsigned have = 0;  // words[0 .. have) are computed
+  const auto word = [&](unsigned c) {
+    while (have <= c) {
+      words[have] = plane_word(u, have);
+      ++have;
+    }
+    return words[c];
+  };
   unsigned n = 0;
-  while (bits != 0 && k > kmin) {
+  while (n < 4) {
+    if (bits == 0 || k == kmin) return budget - bits;
     --k;
-    const plane_code c = k_plane_codes[n][plane_nibble(u, k)];
+    const unsigned pos = 63 - k;
+    const auto x = static_cast<unsigned>((word(pos >> 4) >> (4 * (pos & 15))) & 15U);
+    const plane_code c = k_plane_codes[n][x];
     if (c.length > bits) {
       w.write(c.code & low_mask(bits), bits);  // the prefix the budget allows
-      bits = 0;
-      break;
+      return budget;
     }
     w.write(c.code, c.length);
     bits -= c.length;
     n = c.next_n;
   }
+  // All significant: the remaining planes are their nibbles, verbatim.
+  std::uint64_t total = std::min<std::uint64_t>(4 * std::uint64_t{k - kmin}, bits);
+  bits -= static_cast<unsigned>(total);
+  std::uint64_t off = 4 * std::uint64_t{64 - k};
+  while (total != 0) {
+    const auto shift = static_cast<unsigned>(off & 63);
+    const auto take = static_cast<unsigned>(std::min<std::uint64_t>(total, 64 - shift));
+    w.write((word(static_cast<unsigned>(off >> 6)) >> shift) & low_mask(take), take);
+    off += take;
+    total -= take;
+  }
   return budget - bits;
 }
 
-/// Decodes planes 63 … 64 - prec within `budget` bits into u (zeroed here);
-/// returns the bits read.
+/// Decodes planes 63 … 64 - prec within `budget` bits into u; returns the
+/// bits read.
 inline unsigned decode_planes(bit_reader& r, unsigned budget, unsigned prec, std::uint64_t* u) noexcept {
-  u[0] = u[1] = u[2] = u[3] = 0;
+  std::uint64_t words[4] = {0, 0, 0, 0};
   unsigned bits = budget;
-  unsigned k = 64;
   const unsigned kmin = 64 - prec;
+  unsigned k = 64;
   unsigned n = 0;
-  while (bits != 0 && k > kmin) {
+  while (n < 4 && bits != 0 && k != kmin) {
+    if (n == 0) {
+      // Leading zero planes: one 0 bit each.
+      const std::uint64_t s = r.peek();
+      const unsigned z =
+          std::min({static_cast<unsigned>(std::countr_zero(s | (std::uint64_t{1} << 56))), k - kmin, bits});
+      r.skip(z);
+      bits -= z;
+      k -= z;
+      if (bits == 0 || k == kmin) break;
+    }
     --k;
     unsigned x = 0;
     if (bits >= 4 + k_max_plane_bits) {
@@ -182,7 +248,27 @@ inline unsigned decode_planes(bit_reader& r, unsigned budget, unsigned prec, std
         ++n;
       }
     }
-    for (unsigned i = 0; i < 4; ++i) u[i] |= static_cast<std::uint64_t>((x >> i) & 1U) << k;
+    const unsigned pos = 63 - k;
+    words[pos >> 4] |= std::uint64_t{x} << (4 * (pos & 15));
+  }
+  if (n == 4) {
+    // All significant: the remaining planes are their nibbles, verbatim.
+    std::uint64_t total = std::min<std::uint64_t>(4 * std::uint64_t{k - kmin}, bits);
+    bits -= static_cast<unsigned>(total);
+    std::uint64_t off = 4 * std::uint64_t{64 - k};
+    while (total != 0) {
+      const auto shift = static_cast<unsigned>(off & 63);
+      const auto take = static_cast<unsigned>(std::min<std::uint64_t>({total, 64 - shift, 56}));
+      words[off >> 6] |= r.read(take) << shift;
+      off += take;
+      total -= take;
+    }
+  }
+  for (unsigned i = 0; i < 4; ++i) u[i] = 0;
+  for (unsigned c = 0; c < 4; ++c) {
+    if (words[c] == 0) continue;
+    const std::uint64_t t = reverse_nibbles(words[c]);
+    for (unsigned i = 0; i < 4; ++i) u[i] |= gather_nibbles(t >> i) << (48 - 16 * c);
   }
   return budget - bits;
 }
