@@ -4,7 +4,7 @@
 // interleaved runs so both sides see the same machine load. Checks that
 // the two streams are identical (ours is libzfp's, zero-padded to 8 bytes).
 //
-//   tensogram_zfp_micro [--values N] [--reps N]
+//   tensogram_zfp_micro [--values N] [--reps N] [--rate R]
 #include <zfp.h>
 
 #include <algorithm>
@@ -58,10 +58,12 @@ double time_once(F&& f) {
 int main(int argc, char** argv) {
   std::size_t n = std::size_t{16} << 20;
   int reps = 5;
+  std::vector<double> rates = {16.0, 24.0, 32.0};
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string arg = argv[i];
     if (arg == "--values") n = static_cast<std::size_t>(std::atoll(argv[i + 1]));
     if (arg == "--reps") reps = std::atoi(argv[i + 1]);
+    if (arg == "--rate") rates = {std::atof(argv[i + 1])};
   }
   std::vector<double> field = tb::smooth_field(tb::grid_for(n));
   n = field.size();
@@ -69,7 +71,7 @@ int main(int argc, char** argv) {
   const double mb = static_cast<double>(raw.size()) / 1e6;
   std::printf("%-10s %10s %10s %10s %10s %8s %8s %s\n", "rate", "enc ours", "enc zfp", "dec ours", "dec zfp",
               "enc x", "dec x", "(MB/s of raw float64; x = libzfp time / ours)");
-  for (double rate : {16.0, 24.0, 32.0}) {
+  for (double rate : rates) {
     const tc::zfp_params p{.mode = tc::zfp_mode::fixed_rate, .rate = rate};
     std::vector<std::byte> peer_buf(tc::zfp_maximum_size(n, p) + 8);
     std::vector<double> out(n);
