@@ -154,16 +154,11 @@ inline std::uint64_t plane_word(const std::uint64_t* u, unsigned c) noexcept {
 }
 
 /// Codes planes 63 … 64 - prec within `budget` bits; returns the bits spent.
-inline unsigned encode_planes(bit_writer& w, unsigned budget, unsigned prec,
+[[gnu::always_inline]] inline unsigned encode_planes(bit_writer& w, unsigned budget, unsigned prec,
                               const std::uint64_t* u) noexcept {
   unsigned bits = budget;
   const unsigned kmin = 64 - prec;
-  // Leading all-zero planes with nothing significant yet cost one 0 bit each.
-  const unsigned zeros =
-      std::min({static_cast<unsigned>(std::countl_zero(u[0] | u[1] | u[2] | u[3])), prec, bits});
-  w.pad(zeros);
-  bits -= zeros;
-  unsigned k = 64 - zeros;  // planes k - 1, k - 2, … remain
+  unsigned k = 64;  // planes k - 1, k - 2, … remain
   std::uint64_t words[4];
   unsigned have = 0;  // words[0 .. have) are computed
   const auto word = [&](unsigned c) {
@@ -173,13 +168,69 @@ inline unsigned encode_planes(bit_writer& w, unsigned budget, unsigned prec,
     }
     return words[c];
   };
+  const auto nibble = [&](unsigned plane) {
+    const unsigned pos = 63 - plane;
+    return static_cast<unsigned>((word(pos >> 4) >> (4 * (pos & 15))) & 15U);
+  };
+  // 64 bits of the nibble sequence from bit `off` (zeros past its end).
+  const auto window = [&](unsigned off) {
+    const unsigned c = off >> 6;
+    const unsigned sh = off & 63;
+    std::uint64_t x = word(c) >> sh;
+    if (sh != 0 && c < 3) x |= word(c + 1) << (64 - sh);
+    return x;
+  };
+  // Writes `count` bits of the nibble sequence from bit `off`.
+  const auto copy_bits = [&](unsigned off, unsigned count) {
+    while (count != 0) {
+      const unsigned take = std::min(count, 64 - (off & 63));
+      w.write((word(off >> 6) >> (off & 63)) & low_mask(take), take);
+      off += take;
+      count -= take;
+    }
+  };
   unsigned n = 0;
   while (n < 4) {
+    // Quiet planes, where no further coefficient becomes significant, cost
+    // n verbatim bits and a 0: the nibble's low n + 1 bits (its bit n is 0).
+    // They run down to the top 1 bit of the coefficients not yet significant.
+    std::uint64_t rest = 0;
+    for (unsigned i = n; i < 4; ++i) rest |= u[i];
+    const unsigned loud = 64 - static_cast<unsigned>(std::countl_zero(rest));  // top 1 bit's plane + 1
+    const unsigned width = n + 1;
+    const unsigned quiet = std::min({k - std::max(loud, kmin), bits / width});
+    if (n == 0) {
+      w.pad(quiet);
+    } else if (n == 3) {
+      copy_bits(4 * (64 - k), 4 * quiet);  // 4-bit codes: the nibbles themselves
+    } else if (n == 1) {
+      // 2-bit codes: the nibbles' low halves, 16 planes at a time.
+      for (unsigned done = 0; done < quiet; done += 16) {
+        std::uint64_t x = window(4 * (64 - k + done)) & 0x3333333333333333ULL;
+        x = (x | (x >> 2)) & 0x0f0f0f0f0f0f0f0fULL;
+        x = (x | (x >> 4)) & 0x00ff00ff00ff00ffULL;
+        x = (x | (x >> 8)) & 0x0000ffff0000ffffULL;
+        x = (x | (x >> 16)) & 0xffffffffULL;
+        const unsigned m = 2 * std::min(16U, quiet - done);
+        w.write(x & low_mask(m), m);
+      }
+    } else {
+      // 3-bit codes: the nibbles' low three bits, 16 planes at a time.
+      for (unsigned done = 0; done < quiet; done += 16) {
+        std::uint64_t x = window(4 * (64 - k + done));
+        x = (x & 0x0707070707070707ULL) | ((x >> 1) & 0x3838383838383838ULL);
+        x = (x & 0x003f003f003f003fULL) | ((x >> 2) & 0x0fc00fc00fc00fc0ULL);
+        x = (x & 0x00000fff00000fffULL) | ((x >> 4) & 0x00fff00000fff000ULL);
+        x = (x & 0x0000000000ffffffULL) | ((x >> 8) & 0x0000ffffff000000ULL);
+        const unsigned m = 3 * std::min(16U, quiet - done);
+        w.write(x & low_mask(m), m);
+      }
+    }
+    k -= quiet;
+    bits -= quiet * width;
     if (bits == 0 || k == kmin) return budget - bits;
     --k;
-    const unsigned pos = 63 - k;
-    const auto x = static_cast<unsigned>((word(pos >> 4) >> (4 * (pos & 15))) & 15U);
-    const plane_code c = k_plane_codes[n][x];
+    const plane_code c = k_plane_codes[n][nibble(k)];
     if (c.length > bits) {
       w.write(c.code & low_mask(bits), bits);  // the prefix the budget allows
       return budget;
@@ -189,38 +240,41 @@ inline unsigned encode_planes(bit_writer& w, unsigned budget, unsigned prec,
     n = c.next_n;
   }
   // All significant: the remaining planes are their nibbles, verbatim.
-  std::uint64_t total = std::min<std::uint64_t>(4 * std::uint64_t{k - kmin}, bits);
-  bits -= static_cast<unsigned>(total);
-  std::uint64_t off = 4 * std::uint64_t{64 - k};
-  while (total != 0) {
-    const auto shift = static_cast<unsigned>(off & 63);
-    const auto take = static_cast<unsigned>(std::min<std::uint64_t>(total, 64 - shift));
-    w.write((word(static_cast<unsigned>(off >> 6)) >> shift) & low_mask(take), take);
-    off += take;
-    total -= take;
-  }
+  const unsigned total = std::min(4 * (k - kmin), bits);
+  copy_bits(4 * (64 - k), total);
+  bits -= total;
   return budget - bits;
 }
 
 /// Decodes planes 63 … 64 - prec within `budget` bits into u; returns the
 /// bits read.
-inline unsigned decode_planes(bit_reader& r, unsigned budget, unsigned prec, std::uint64_t* u) noexcept {
+[[gnu::always_inline]] inline unsigned decode_planes(bit_reader& r, unsigned budget, unsigned prec, std::uint64_t* u) noexcept {
   std::uint64_t words[4] = {0, 0, 0, 0};
   unsigned bits = budget;
   const unsigned kmin = 64 - prec;
   unsigned k = 64;
   unsigned n = 0;
   while (n < 4 && bits != 0 && k != kmin) {
-    if (n == 0) {
-      // Leading zero planes: one 0 bit each.
+    // Quiet planes (group test 0): n verbatim bits and a 0 each, read in
+    // batches of up to 56 bits.
+    const unsigned width = n + 1;
+    for (;;) {
       const std::uint64_t s = r.peek();
-      const unsigned z =
-          std::min({static_cast<unsigned>(std::countr_zero(s | (std::uint64_t{1} << 56))), k - kmin, bits});
-      r.skip(z);
-      bits -= z;
-      k -= z;
-      if (bits == 0 || k == kmin) break;
+      const unsigned fit = std::min({56 / width, k - kmin, bits / width});
+      unsigned t = 0;
+      std::uint64_t v = s;
+      while (t < fit && ((v >> n) & 1U) == 0) {
+        const unsigned pos = 63 - (k - 1 - t);
+        words[pos >> 4] |= (v & low_mask(n)) << (4 * (pos & 15));
+        v >>= width;
+        ++t;
+      }
+      r.skip(t * width);
+      bits -= t * width;
+      k -= t;
+      if (t < fit || fit == 0) break;
     }
+    if (bits == 0 || k == kmin) break;
     --k;
     unsigned x = 0;
     if (bits >= 4 + k_max_plane_bits) {
@@ -274,7 +328,7 @@ inline unsigned decode_planes(bit_reader& r, unsigned budget, unsigned prec, std
 }
 
 /// Encodes four values; returns the bits written (≥ minbits).
-inline std::uint32_t encode_block(const double* v, const coding_params& p, bit_writer& w) noexcept {
+[[gnu::always_inline]] inline std::uint32_t encode_block(const double* v, const coding_params& p, bit_writer& w) noexcept {
   const int emax = block_exponent(v);
   const unsigned prec = block_precision(emax, p.maxprec, p.minexp);
   const auto e = prec != 0 ? static_cast<unsigned>(emax + k_exponent_bias) : 0U;
@@ -296,7 +350,7 @@ inline std::uint32_t encode_block(const double* v, const coding_params& p, bit_w
 }
 
 /// Decodes four values; returns the bits read (≥ minbits).
-inline std::uint32_t decode_block(bit_reader& r, const coding_params& p, double* v) noexcept {
+[[gnu::always_inline]] inline std::uint32_t decode_block(bit_reader& r, const coding_params& p, double* v) noexcept {
   std::uint32_t bits = 1;
   if (r.read(1) != 0) {
     const int emax = static_cast<int>(r.read(k_exponent_bits)) - k_exponent_bias;
