@@ -155,7 +155,7 @@ inline std::uint64_t plane_word(const std::uint64_t* u, unsigned c) noexcept {
 
 /// Codes planes 63 … 64 - prec within `budget` bits; returns the bits spent.
 [[gnu::always_inline]] inline unsigned encode_planes(bit_writer& w, unsigned budget, unsigned prec,
-                              const std::uint64_t* u) noexcept {
+                                                     const std::uint64_t* u) noexcept {
   unsigned bits = budget;
   const unsigned kmin = 64 - prec;
   unsigned k = 64;  // planes k - 1, k - 2, … remain
@@ -248,7 +248,8 @@ inline std::uint64_t plane_word(const std::uint64_t* u, unsigned c) noexcept {
 
 /// Decodes planes 63 … 64 - prec within `budget` bits into u; returns the
 /// bits read.
-[[gnu::always_inline]] inline unsigned decode_planes(bit_reader& r, unsigned budget, unsigned prec, std::uint64_t* u) noexcept {
+[[gnu::always_inline]] inline unsigned decode_planes(bit_reader& r, unsigned budget, unsigned prec,
+                                                     std::uint64_t* u) noexcept {
   std::uint64_t words[4] = {0, 0, 0, 0};
   unsigned bits = budget;
   const unsigned kmin = 64 - prec;
@@ -328,7 +329,8 @@ inline std::uint64_t plane_word(const std::uint64_t* u, unsigned c) noexcept {
 }
 
 /// Encodes four values; returns the bits written (≥ minbits).
-[[gnu::always_inline]] inline std::uint32_t encode_block(const double* v, const coding_params& p, bit_writer& w) noexcept {
+[[gnu::always_inline]] inline std::uint32_t encode_block(const double* v, const coding_params& p,
+                                                         bit_writer& w) noexcept {
   const int emax = block_exponent(v);
   const unsigned prec = block_precision(emax, p.maxprec, p.minexp);
   const auto e = prec != 0 ? static_cast<unsigned>(emax + k_exponent_bias) : 0U;
@@ -350,7 +352,8 @@ inline std::uint64_t plane_word(const std::uint64_t* u, unsigned c) noexcept {
 }
 
 /// Decodes four values; returns the bits read (≥ minbits).
-[[gnu::always_inline]] inline std::uint32_t decode_block(bit_reader& r, const coding_params& p, double* v) noexcept {
+[[gnu::always_inline]] inline std::uint32_t decode_block(bit_reader& r, const coding_params& p,
+                                                         double* v) noexcept {
   std::uint32_t bits = 1;
   if (r.read(1) != 0) {
     const int emax = static_cast<int>(r.read(k_exponent_bits)) - k_exponent_bias;
