@@ -145,11 +145,21 @@ inline std::uint64_t reverse_nibbles(std::uint64_t x) noexcept {
   return ((x >> 4) & 0x0f0f0f0f0f0f0f0fULL) | ((x & 0x0f0f0f0f0f0f0f0fULL) << 4);
 }
 
+/// spread_nibbles of every byte.
+inline constexpr auto k_spread_byte = [] {
+  std::array<std::uint32_t, 256> t{};
+  for (unsigned b = 0; b < 256; ++b) t[b] = static_cast<std::uint32_t>(spread_nibbles(b));
+  return t;
+}();
+
 /// Word c of the plane sequence of u (planes 63 - 16c … 48 - 16c).
 inline std::uint64_t plane_word(const std::uint64_t* u, unsigned c) noexcept {
   const unsigned low = 48 - 16 * c;
   std::uint64_t r = 0;
-  for (unsigned i = 0; i < 4; ++i) r |= spread_nibbles((u[i] >> low) & 0xffffU) << i;
+  for (unsigned i = 0; i < 4; ++i) {
+    const std::uint64_t x = u[i] >> low;
+    r |= (k_spread_byte[x & 0xffU] | (std::uint64_t{k_spread_byte[(x >> 8) & 0xffU]} << 32)) << i;
+  }
   return reverse_nibbles(r);
 }
 
