@@ -103,6 +103,16 @@ class compressor {
   virtual void decompress_chunked(const buffer& payload, std::size_t expected, std::size_t unit,
                                   const chunk_sink& sink) const;
 
+  /// For a `whole_then_slice` codec decoding N host-order doubles (zfp): the
+  /// doubles [first, first + count) of the N, host order, equal to the same
+  /// slice of a full decode, when the codec can produce them without one
+  /// (zfp fixed-rate seeks, spec 03 §8.6); std::nullopt otherwise.
+  [[nodiscard]] virtual std::optional<std::vector<std::byte>> decompress_doubles_range(
+      std::span<const std::byte> /*payload*/, std::uint64_t /*n*/, std::uint64_t /*first*/,
+      std::uint64_t /*count*/) const {
+    return std::nullopt;
+  }
+
   /// Range-decode refusals that depend on the parameters (szip without block
   /// offsets), checked before any range is read.
   virtual void check_range_decode() const {}

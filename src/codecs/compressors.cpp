@@ -293,16 +293,31 @@ class zfp_compressor final : public compressor {
     // k_zfp_values_per_byte values per payload byte; a descriptor claiming
     // more is refused before anything is allocated.
     const std::uint64_t n = c.count;
-    if (n > static_cast<std::uint64_t>(payload.size()) * k_zfp_values_per_byte + k_zfp_value_slack) {
-      throw encoding_error("compression error: zfp error: a payload of " + std::to_string(payload.size()) +
-                           " bytes cannot encode the " + std::to_string(n) + " values the descriptor claims");
-    }
+    check_claim(payload.size(), n);
     buffer out = buffer::allocate(static_cast<std::size_t>(n) * 8);
     zfp_decompress_into(payload.bytes(), n, params_, writable(out));
     return doubles_in_declared_order(std::move(out), c);
   }
+  [[nodiscard]] std::optional<std::vector<std::byte>> decompress_doubles_range(
+      std::span<const std::byte> payload, std::uint64_t n, std::uint64_t first,
+      std::uint64_t count) const override {
+    // Only fixed-rate streams can be entered mid-way (block b at bit
+    // b·maxbits, spec 03 §8.6); the other modes are decoded whole.
+    if (params_.mode != zfp_mode::fixed_rate) return std::nullopt;
+    check_claim(payload.size(), n);
+    std::vector<std::byte> out(static_cast<std::size_t>(count) * 8);
+    zfp_decompress_range_into(payload, n, params_, first, count, out);
+    return out;
+  }
 
  private:
+  static void check_claim(std::size_t payload_size, std::uint64_t n) {
+    if (n > static_cast<std::uint64_t>(payload_size) * k_zfp_values_per_byte + k_zfp_value_slack) {
+      throw encoding_error("compression error: zfp error: a payload of " + std::to_string(payload_size) +
+                           " bytes cannot encode the " + std::to_string(n) + " values the descriptor claims");
+    }
+  }
+
   zfp_params params_;
 };
 

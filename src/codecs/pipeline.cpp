@@ -236,6 +236,19 @@ std::vector<std::byte> pipeline::decode_range(std::span<const std::byte> payload
     throw encoding_error("range (offset=" + std::to_string(offset) + ", count=" + std::to_string(count) +
                          "): exceeds the object's " + std::to_string(n) + " elements");
   }
+  if (compression_->traits.range == range_decode::whole_then_slice && !encoding_ &&
+      dtype_width(dtype_) == 8 && dtype_swap_unit(dtype_) == 8 && compression_->traits.decodes_n_doubles) {
+    // zfp over 8-byte elements: element i is double i of the decode, which
+    // the codec may produce alone (fixed-rate seeking, spec 03 §8.6). The
+    // full decode would hand back host-order doubles turned to out_order
+    // with 8-byte swaps; so is this.
+    if (encoded_size(n) > (std::uint64_t{1} << 62)) throw metadata_error("element count overflows usize");
+    if (std::optional<std::vector<std::byte>> part =
+            compressor_->decompress_doubles_range(payload, n, offset, count)) {
+      if (native_byte_order() != out_order) swap_bytes_in_place(*part, 8);
+      return std::move(*part);
+    }
+  }
   if (compression_->traits.range == range_decode::whole_then_slice) {
     // The whole stream is decoded and the elements' bytes sliced out of it
     // (spec 03 §8.6). Where the decoded bytes are not N·W (spec 03 §3.3) the

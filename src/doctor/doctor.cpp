@@ -10,7 +10,6 @@
 #include <curl/curl.h>
 #include <libaec.h>
 #include <lz4.h>
-#include <zfp.h>
 #include <zstd.h>
 
 #include <algorithm>
@@ -42,9 +41,6 @@ namespace {
 
 // ---------------------------------------------------------------------------
 // Build information.
-
-#define TGM_STR2(x) #x
-#define TGM_STR(x) TGM_STR2(x)
 
 // The Rust-style target triple the reference prints (rustc's TARGET), built
 // from the compiler's predefined macros.
@@ -151,12 +147,9 @@ std::vector<feature_status> collect_features() {
   // decodes, so its version is the one that matters for reading.
   f.push_back(codec_row("lz4", "liblz4", feature_linkage::ffi,
                         [] { return std::optional<std::string>(LZ4_versionString()); }));
-  // Blosc2 and SZ3 are clean-room code of this library (DESIGN.md).
+  // Blosc2, zfp and SZ3 are clean-room code of this library (DESIGN.md).
   f.push_back(codec_row("blosc2", "tensogram-cpp", feature_linkage::builtin, own));
-  f.push_back(codec_row("zfp", "libzfp", feature_linkage::ffi, [] {
-    return std::optional<std::string>(
-        TGM_STR(ZFP_VERSION_MAJOR) "." TGM_STR(ZFP_VERSION_MINOR) "." TGM_STR(ZFP_VERSION_PATCH));
-  }));
+  f.push_back(codec_row("zfp", "tensogram-cpp", feature_linkage::builtin, own));
   f.push_back(codec_row("sz3", "tensogram-cpp", feature_linkage::builtin, own));
   // Always compiled in: the thread budget (core/parallel, core/thread_pool),
   // HTTP range reads (io/http_source over libcurl), memory-mapped files
