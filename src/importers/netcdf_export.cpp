@@ -287,7 +287,13 @@ std::vector<variable_def> variable_definitions(const std::vector<message>& decod
 // removed first (their pid is gone; core/atomic_file.hpp).
 std::pair<nc_file, std::filesystem::path> create_temporary(const std::filesystem::path& target) {
   (void)remove_stale_temp_files(target);
-  const std::string stem = "." + target.filename().string() + ".tmp." + std::to_string(::getpid()) + ".";
+  // Built by appending: GCC 12 at -O3 reports a false -Wrestrict for
+  // `"." + std::string` (GCC bug 105329).
+  std::string stem = ".";
+  stem += target.filename().string();
+  stem += ".tmp.";
+  stem += std::to_string(::getpid());
+  stem += '.';
   for (unsigned n = 0;; ++n) {
     std::filesystem::path temp = target.parent_path() / (stem + std::to_string(n));
     int id = -1;

@@ -17,6 +17,7 @@
 //
 // TENSOGRAM_SOAK_KILLS=N (`make soak`) raises the kill points per writer
 // from the default 30; TENSOGRAM_CRASH_SEED fixes the seed (default 28).
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -26,10 +27,13 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <iostream>
 #include <random>
+#include <span>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -56,8 +60,19 @@ std::uint64_t env_number(const char* name, std::uint64_t fallback) {
   return std::stoull(v);
 }
 
-std::uint64_t kills_per_writer() { return env_number("TENSOGRAM_SOAK_KILLS", 30); }
-std::uint64_t base_seed() { return env_number("TENSOGRAM_CRASH_SEED", 28); }
+std::uint64_t kills_per_writer() {
+  return env_number("TENSOGRAM_SOAK_KILLS", 30);
+}
+std::uint64_t base_seed() {
+  return env_number("TENSOGRAM_CRASH_SEED", 28);
+}
+
+// Decodes one whole message, frame hashes verified.
+tensogram::message decode_checked(std::span<const std::byte> msg) {
+  tensogram::decode_options o;
+  o.verify_hash = true;
+  return tensogram::decode(tensogram::buffer::borrowed(msg), o);
+}
 
 // Starts `argv` with stdin, stdout and stderr on /dev/null.
 pid_t spawn(const std::vector<std::string>& args) {
@@ -89,7 +104,8 @@ int wait_status(pid_t pid) {
 std::pair<int, std::chrono::microseconds> run_to_end(const std::vector<std::string>& args) {
   const auto t0 = std::chrono::steady_clock::now();
   const int status = wait_status(spawn(args));
-  const auto dt = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0);
+  const auto dt =
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), dt};
 }
 
@@ -115,7 +131,8 @@ std::size_t temp_files_in(const fs::path& dir) {
 
 // The median duration of three uninterrupted runs: the kill delays are
 // drawn up to a little beyond it, so that most kills land mid-write.
-std::chrono::microseconds calibrate(const std::vector<std::string>& args, const std::function<void()>& reset) {
+std::chrono::microseconds calibrate(const std::vector<std::string>& args,
+                                    const std::function<void()>& reset) {
   std::vector<std::chrono::microseconds> d;
   for (int i = 0; i < 3; ++i) {
     reset();
@@ -135,9 +152,9 @@ struct tally {
   std::uint64_t temp_after_kill = 0;
 
   void print(const std::string& writer) const {
-    std::cout << "[crash] " << writer << ": " << runs << " runs, " << killed << " killed mid-write, target old "
-              << saw_old << " / new " << saw_new << ", temporary files left after a kill: " << temp_after_kill
-              << '\n';
+    std::cout << "[crash] " << writer << ": " << runs << " runs, " << killed
+              << " killed mid-write, target old " << saw_old << " / new " << saw_new
+              << ", temporary files left after a kill: " << temp_after_kill << '\n';
   }
 };
 
@@ -166,7 +183,9 @@ tally kill_rewrites(const std::string& writer, const std::vector<std::string>& a
   EXPECT_EQ(run_to_end(args).first, 0);
   const bool deterministic = read_file(target) == fresh;
   EXPECT_TRUE(deterministic || tgm_output) << writer << " is not deterministic";
-  if (tgm_output) EXPECT_TRUE(tensogram::validate_buffer(fresh).ok()) << writer;
+  if (tgm_output) {
+    EXPECT_TRUE(tensogram::validate_buffer(fresh).ok()) << writer;
+  }
 
   std::mt19937_64 rng(seed);
   const auto limit = static_cast<std::uint64_t>(typical.count()) * 6 / 5 + 1;
@@ -181,8 +200,9 @@ tally kill_rewrites(const std::string& writer, const std::vector<std::string>& a
     const bool is_new = !is_old && same_output(now, fresh, deterministic);
     t.saw_old += is_old ? 1 : 0;
     t.saw_new += is_new ? 1 : 0;
-    EXPECT_TRUE(is_old || is_new) << writer << ", kill " << i << ": the target is neither the old nor the new file ("
-                                  << now.size() << " bytes; old " << old.size() << ", new " << fresh.size() << ")";
+    EXPECT_TRUE(is_old || is_new) << writer << ", kill " << i
+                                  << ": the target is neither the old nor the new file (" << now.size()
+                                  << " bytes; old " << old.size() << ", new " << fresh.size() << ")";
     const std::size_t temps = temp_files_in(target.parent_path());
     t.temp_after_kill += temps;
     // An unnamed temporary file (O_TMPFILE) vanishes with the process; a
@@ -236,8 +256,9 @@ TEST(CrashSafety, KilledCopyLeavesOldOrNewFileAndNoTempFile) {
 TEST(CrashSafety, KilledSetLeavesOldOrNewFile) {
   const inputs in;
   const fs::path target = in.dir / "existing.tgm";
-  kill_rewrites("tensogram set", {TENSOGRAM_CLI, "set", "-s", "mars.param=2t", in.big.string(), target.string()},
-                target, read_file(in.other), base_seed() + 1);
+  kill_rewrites("tensogram set",
+                {TENSOGRAM_CLI, "set", "-s", "mars.param=2t", in.big.string(), target.string()}, target,
+                read_file(in.other), base_seed() + 1);
 }
 
 TEST(CrashSafety, KilledMergeLeavesOldOrNewFile) {
@@ -288,7 +309,7 @@ std::size_t check_appended(const bytes& now, const bytes& old, std::uint64_t tag
       return whole;
     }
     const std::span<const std::byte> msg(now.data() + e.offset, e.length);
-    const tensogram::message decoded = tensogram::decode(msg);  // verifies the frame hashes
+    const tensogram::message decoded = decode_checked(msg);
     const tensogram::metadata meta = tensogram::decode_metadata(msg);
     EXPECT_EQ(meta.get_int("tag"), static_cast<std::int64_t>(tag)) << where;
     EXPECT_EQ(meta.get_int("k"), static_cast<std::int64_t>(whole)) << where;
@@ -374,8 +395,9 @@ TEST(Concurrency, TwoAppendingProcessesNeverInterleave) {
     const std::int64_t tag = meta.get_int("tag");
     ASSERT_TRUE(tag == 1 || tag == 2);
     EXPECT_EQ(meta.get_int("k"), static_cast<std::int64_t>(next[tag]));
-    const std::vector<float> want = tensogram::crash_test::message_values(static_cast<std::uint64_t>(tag), next[tag]);
-    const tensogram::message m = tensogram::decode(msg);
+    const std::vector<float> want =
+        tensogram::crash_test::message_values(static_cast<std::uint64_t>(tag), next[tag]);
+    const tensogram::message m = decode_checked(msg);
     EXPECT_EQ(std::memcmp(m.object(0).data(), want.data(), want.size() * sizeof(float)), 0);
     ++next[tag];
     switches += (last_tag != 0 && tag != last_tag) ? 1 : 0;
@@ -403,7 +425,9 @@ TEST(Concurrency, ReaderDuringAppendsSeesOnlyWholeMessages) {
       seen = std::max(seen, count);
       if (count > 0) {
         // The newest message must decode, hashes verified, with its values.
-        const tensogram::message m = f.decode_message(count - 1);
+        tensogram::decode_options verify;
+        verify.verify_hash = true;
+        const tensogram::message m = f.decode_message(count - 1, verify);
         const std::vector<float> want = tensogram::crash_test::message_values(3, count - 1);
         if (m.object(0).data_size() != want.size() * sizeof(float) ||
             std::memcmp(m.object(0).data(), want.data(), want.size() * sizeof(float)) != 0) {
@@ -450,7 +474,8 @@ TEST(AtomicFile, UnsyncedWriteReplacesTheFileToo) {
   const scratch_dir dir;
   const fs::path target = dir / "out.bin";
   write_file(target, bytes(5));
-  tensogram::write_file_atomically(target, bytes(2, std::byte{7}), tensogram::atomic_write_options{.sync = false});
+  tensogram::write_file_atomically(target, bytes(2, std::byte{7}),
+                                   tensogram::atomic_write_options{.sync = false});
   EXPECT_EQ(read_file(target), bytes(2, std::byte{7}));
   EXPECT_EQ(temp_files_in(dir.path()), 0U);
 }

@@ -26,8 +26,8 @@ namespace {
 
 tensogram::global_metadata message_metadata(std::uint64_t tag, std::uint64_t k) {
   tensogram::global_metadata meta;
-  meta.base.push_back(tensogram::cbor::value::make_map({{"tag", static_cast<std::int64_t>(tag)},
-                                                        {"k", static_cast<std::int64_t>(k)}}));
+  meta.base.push_back(tensogram::cbor::value::make_map(
+      {{"tag", static_cast<std::int64_t>(tag)}, {"k", static_cast<std::int64_t>(k)}}));
   return meta;
 }
 
@@ -47,8 +47,9 @@ int stream(const std::string& path, std::uint64_t objects) {
   tensogram::streaming_encoder enc(path, message_metadata(0, 0));
   for (std::uint64_t k = 0; k < objects; ++k) {
     const std::vector<float> values = tensogram::crash_test::message_values(1, k);
-    enc.write_object(tensogram::data_object_descriptor::contiguous(tensogram::dtype::float32, {values.size()}),
-                     std::as_bytes(std::span(values)));
+    enc.write_object(
+        tensogram::data_object_descriptor::contiguous(tensogram::dtype::float32, {values.size()}),
+        std::as_bytes(std::span(values)));
   }
   (void)enc.finish();
   return 0;
