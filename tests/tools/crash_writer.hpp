@@ -7,10 +7,10 @@
 
 namespace tensogram::crash_test {
 
-/// Elements of message (or streamed object) `k`: 16 Ki to 80 Ki float32s,
+/// Elements of message (or streamed object) `k`: 8 Ki to 40 Ki float32s,
 /// varying so that messages end at many different offsets.
 [[nodiscard]] inline std::size_t message_elements(std::uint64_t k) {
-  return 16384 + static_cast<std::size_t>((k * 7919) % 65536);
+  return 8192 + static_cast<std::size_t>((k * 7919) % 32768);
 }
 
 /// The values of message `k` from writer `tag`.
