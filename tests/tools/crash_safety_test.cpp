@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -406,6 +407,29 @@ TEST(Concurrency, TwoAppendingProcessesNeverInterleave) {
   }
   std::cout << "[crash] two appenders: " << 2 * per_writer << " messages, all whole; the writers took turns "
             << switches << " times\n";
+}
+
+TEST(Concurrency, AppendWaitsForTheAdvisoryLock) {
+  // A single write(2) with O_APPEND rarely splits, so the test above could
+  // pass without a lock; this one checks that the lock is there: while we
+  // hold flock(LOCK_EX) on the file, an append from another process waits.
+  const scratch_dir dir;
+  const fs::path target = dir / "locked.tgm";
+  (void)tensogram::file::create(target);
+  const int fd = ::open(target.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX), 0);
+  const pid_t writer = spawn({CRASH_WRITER, "append", target.string(), "1", "4"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  int status = 0;
+  EXPECT_EQ(::waitpid(writer, &status, WNOHANG), 0) << "the append did not wait for the lock";
+  EXPECT_EQ(fs::file_size(target), 0U);
+  ASSERT_EQ(::flock(fd, LOCK_UN), 0);
+  ::close(fd);
+  EXPECT_EQ(wait_status(writer), 0);
+  bool torn = false;
+  EXPECT_EQ(check_appended(read_file(target), {}, 4, torn, "after unlock"), 1U);
+  EXPECT_FALSE(torn);
 }
 
 TEST(Concurrency, ReaderDuringAppendsSeesOnlyWholeMessages) {
