@@ -37,7 +37,7 @@ CMAKE ?= cmake
 CTEST ?= ctest
 PREFIX ?= /usr/local
 FUZZ_SECONDS ?= 60
-# Kill points per writer in `make soak` (the default suite uses 30).
+# Kill points per writer in `make soak` (the default suite uses 20).
 SOAK_KILLS ?= 500
 # Extra -D options for every configure step, e.g. CMAKE_ARGS=-DTENSOGRAM_WERROR=OFF.
 CMAKE_ARGS ?=

@@ -16,7 +16,7 @@
 // sees only whole messages.
 //
 // TENSOGRAM_SOAK_KILLS=N (`make soak`) raises the kill points per writer
-// from the default 30; TENSOGRAM_CRASH_SEED fixes the seed (default 28).
+// from the default 20; TENSOGRAM_CRASH_SEED fixes the seed (default 28).
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -62,7 +62,7 @@ std::uint64_t env_number(const char* name, std::uint64_t fallback) {
 }
 
 std::uint64_t kills_per_writer() {
-  return env_number("TENSOGRAM_SOAK_KILLS", 30);
+  return env_number("TENSOGRAM_SOAK_KILLS", 20);
 }
 std::uint64_t base_seed() {
   return env_number("TENSOGRAM_CRASH_SEED", 28);
