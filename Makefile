@@ -37,6 +37,8 @@ CMAKE ?= cmake
 CTEST ?= ctest
 PREFIX ?= /usr/local
 FUZZ_SECONDS ?= 60
+# Kill points per writer in `make soak` (the default suite uses 20).
+SOAK_KILLS ?= 500
 # Extra -D options for every configure step, e.g. CMAKE_ARGS=-DTENSOGRAM_WERROR=OFF.
 CMAKE_ARGS ?=
 
@@ -55,12 +57,13 @@ METATENSOR := $(BUILD_DIR)/tools/metatensor/metatensor
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 FORMAT_DIRS := include src tools tests bench fuzz examples python/src fortran
 
-.PHONY: help deps build demo test test-sanitize fuzz bench format format-check install clean
+.PHONY: help deps build demo test test-sanitize soak fuzz bench format format-check install clean
 
 help:
 	@echo "make demo           install deps, build Release into $(BUILD_DIR)/, run the demo into $(OUT_DIR)/"
 	@echo "make test           install deps, build $(TEST_DIR)/ (RelWithDebInfo at -O3), run ctest"
 	@echo "make test-sanitize  the same under ASan+UBSan in $(ASAN_DIR)/ (Debug)"
+	@echo "make soak           the crash-safety tests with SOAK_KILLS=$(SOAK_KILLS) SIGKILLs per writer, in $(TEST_DIR)/"
 	@echo "make deps           install the Debian packages: $(DEPS)"
 	@echo "make build          Release build into $(BUILD_DIR)/"
 	@echo "make fuzz           libFuzzer targets (clang) for FUZZ_SECONDS=$(FUZZ_SECONDS) s each"
@@ -125,6 +128,16 @@ test: deps
 	  $(CMAKE_ARGS)
 	$(CMAKE) --build $(TEST_DIR) -j $(JOBS)
 	cd $(TEST_DIR) && $(CTEST) --output-on-failure -j $(JOBS)
+
+# The crash-safety harness (tests/tools/crash_safety_test.cpp) with hundreds
+# of kill points per writer instead of the default suite's 30; takes minutes.
+soak: deps
+	$(CMAKE) -S . -B $(TEST_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$(TEST_OPT_FLAGS)" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=$(TEST_OPT_FLAGS)" \
+	  $(CMAKE_ARGS)
+	$(CMAKE) --build $(TEST_DIR) -j $(JOBS) --target tensogram_crash_tests
+	cd $(TEST_DIR) && TENSOGRAM_SOAK_KILLS=$(SOAK_KILLS) $(CTEST) --output-on-failure -V -R 'tools\.crash\.' \
+	  --timeout 3600
 
 # The downstream tests build their consumers with the same sanitizer flags,
 # so the whole suite runs here.

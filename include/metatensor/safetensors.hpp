@@ -236,6 +236,10 @@ struct write_options {
   /// order (for writers that place tensors themselves, e.g. the metatensor
   /// writer's §6.6 order with explicit padding tensors).
   bool keep_order = false;
+  /// `write_file` only (not part of the bytes): fsync the new file and its
+  /// directory so that it survives a power loss once written
+  /// (`tensogram::atomic_write_options`).
+  bool sync = true;
 };
 
 /// The canonical byte image of a file (§3.5): `__metadata__` first with keys

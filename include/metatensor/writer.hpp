@@ -55,6 +55,7 @@
 #include <vector>
 
 #include "metatensor/layout.hpp"
+#include "tensogram/core/atomic_file.hpp"
 
 namespace metatensor {
 
@@ -189,8 +190,10 @@ class file_builder {
   /// root property has not been set.
   [[nodiscard]] std::vector<std::byte> serialize() const;
   /// Writes the file atomically (temporary file + rename): an existing file
-  /// at `path` is left untouched when anything fails.
-  void write(const std::filesystem::path& path) const;
+  /// at `path` is left untouched when anything fails, and a killed process
+  /// leaves `path` as it was and no temporary file. `durability.sync`
+  /// (default on) fsyncs the file and its directory before returning.
+  void write(const std::filesystem::path& path, const tensogram::atomic_write_options& durability = {}) const;
 
  private:
   struct impl;

@@ -19,6 +19,7 @@
 #include "library_lock.hpp"
 #include "netcdf_file.hpp"
 #include "tensogram/cbor/value.hpp"
+#include "tensogram/core/atomic_file.hpp"
 #include "tensogram/core/error.hpp"
 #include "tensogram/importers/netcdf.hpp"
 #include "tensogram/message/decode.hpp"
@@ -282,8 +283,17 @@ std::vector<variable_def> variable_definitions(const std::vector<message>& decod
 
 // Creates the temporary sibling `.<name>.tmp.<pid>.<n>` (spec 05 §5 step
 // 5), taking the first `n` whose file does not exist yet.
+// Temporary siblings of writers that were killed before their rename are
+// removed first (their pid is gone; core/atomic_file.hpp).
 std::pair<nc_file, std::filesystem::path> create_temporary(const std::filesystem::path& target) {
-  const std::string stem = "." + target.filename().string() + ".tmp." + std::to_string(::getpid()) + ".";
+  (void)remove_stale_temp_files(target);
+  // Built by appending: GCC 12 at -O3 reports a false -Wrestrict for
+  // `"." + std::string` (GCC bug 105329).
+  std::string stem = ".";
+  stem += target.filename().string();
+  stem += ".tmp.";
+  stem += std::to_string(::getpid());
+  stem += '.';
   for (unsigned n = 0;; ++n) {
     std::filesystem::path temp = target.parent_path() / (stem + std::to_string(n));
     int id = -1;

@@ -2,6 +2,7 @@
 #include "tensogram/io/file.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -291,6 +292,19 @@ void file::append_raw(std::span<const std::byte> message_bytes) {
     int fd;
     ~closer() { ::close(fd); }
   } guard{fd};
+  // An exclusive advisory lock for the whole append, released by close:
+  // another process appending to the same file (through this library, or
+  // any program that takes flock(LOCK_EX) too) waits, so two messages never
+  // interleave, and the cut-back below can only remove our own bytes. The
+  // size is read under the lock. O_APPEND alone is not enough: a large
+  // message takes several write(2) calls.
+  // A file system without locks (ENOLCK, EOPNOTSUPP) still gets the
+  // append, as before: one writer at a time is then the caller's affair.
+  while (::flock(fd, LOCK_EX) != 0) {
+    if (errno == EINTR) continue;
+    if (errno == ENOLCK || errno == EOPNOTSUPP || errno == EINVAL) break;
+    throw io_error("cannot lock " + s.name + " for appending: " + std::strerror(errno));
+  }
   struct stat st {};
   if (::fstat(fd, &st) != 0) throw io_error("cannot stat " + s.name + ": " + std::strerror(errno));
   const auto old_size = static_cast<std::uint64_t>(st.st_size);

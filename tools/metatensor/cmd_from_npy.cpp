@@ -65,7 +65,7 @@ void run_from_npy(const from_npy_args& args, std::ostream& out, std::ostream& er
     add_npy_tensor(builder, in.name, in.array, data);
     bar.advance();
   }
-  builder.write(args.output);
+  builder.write(args.output, tensogram::atomic_write_options{.sync = !args.no_sync});
   bar.advance();
   bar.finish();
   (void)err;

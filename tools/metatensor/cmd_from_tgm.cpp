@@ -146,7 +146,7 @@ void run_from_tgm(const from_tgm_args& args, std::ostream& out, std::ostream& er
   options.user_metadata["tensogram.messages"] = provenance.dump();
   file_builder builder(compile_schema(schema), options);
   for (const tensor& t : tensors) builder.set_flat_bytes(t.name, t.shape, t.object->bytes());
-  builder.write(args.output);
+  builder.write(args.output, tensogram::atomic_write_options{.sync = !args.no_sync});
   bar.advance();
   bar.finish();
   (void)err;

@@ -104,7 +104,8 @@ void run_to_tgm(const to_tgm_args& args, std::ostream& out, std::ostream& err, b
     }
   }
   const std::vector<std::byte> encoded = tensogram::encode(meta, objects);
-  tensogram::write_file_atomically(args.output, encoded);
+  tensogram::write_file_atomically(args.output, encoded,
+                                   tensogram::atomic_write_options{.sync = !args.no_sync});
   bar.advance();
   bar.finish();
   (void)err;

@@ -207,6 +207,10 @@ int main(int argc, char** argv) {
       ->add_option("--name-key", from_tgm.name_key,
                    "Name each tensor by this metadata key of its object (e.g. mars.param); default m<i>_o<j>")
       ->type_name("KEY");
+  from_tgm_cmd->add_flag(
+      "--no-sync", from_tgm.no_sync,
+      "Do not fsync the output: faster, but a power loss soon after may lose it (a crash of the "
+      "process still leaves the old file or the new one)");
 
   metatensor::cli::to_tgm_args to_tgm;
   CLI::App* to_tgm_cmd = app.add_subcommand(
@@ -222,6 +226,10 @@ int main(int argc, char** argv) {
       ->type_name("OUT.tgm");
   tensogram::cli::add_pipeline_flags(*to_tgm_cmd, to_tgm.pipeline,
                                      tensogram::cli::pipeline_flag_set::extended);
+  to_tgm_cmd->add_flag(
+      "--no-sync", to_tgm.no_sync,
+      "Do not fsync the output: faster, but a power loss soon after may lose it (a crash of the "
+      "process still leaves the old file or the new one)");
 
   metatensor::cli::from_npy_args from_npy;
   CLI::App* from_npy_cmd = app.add_subcommand(
@@ -236,6 +244,10 @@ int main(int argc, char** argv) {
       ->type_name("OUT");
   from_npy_cmd->add_option("--alignment", from_npy.alignment, "File alignment A (power of two, 16..65536)")
       ->type_name("A");
+  from_npy_cmd->add_flag(
+      "--no-sync", from_npy.no_sync,
+      "Do not fsync the output: faster, but a power loss soon after may lose it (a crash of the "
+      "process still leaves the old file or the new one)");
 
   metatensor::cli::serve_args serve;
   CLI::App* serve_cmd = add_serve(app, serve);

@@ -74,6 +74,8 @@ struct from_tgm_args {
   std::string output;
   std::uint64_t alignment = 64;
   std::string name_key;  ///< metadata key naming each tensor (default: m<i>_o<j>)
+  /// --no-sync: skip the fsync of the output (atomic_write_options::sync).
+  bool no_sync = false;
 };
 void run_from_tgm(const from_tgm_args& args, std::ostream& out, std::ostream& err, bool show_progress);
 
@@ -83,6 +85,8 @@ struct to_tgm_args {
   std::string input;
   std::string output;
   tensogram::cli::pipeline_flags pipeline;
+  /// --no-sync: skip the fsync of the output (atomic_write_options::sync).
+  bool no_sync = false;
 };
 void run_to_tgm(const to_tgm_args& args, std::ostream& out, std::ostream& err, bool show_progress);
 
@@ -92,6 +96,8 @@ struct from_npy_args {
   std::vector<std::string> inputs;
   std::string output;
   std::uint64_t alignment = 64;
+  /// --no-sync: skip the fsync of the output (atomic_write_options::sync).
+  bool no_sync = false;
 };
 void run_from_npy(const from_npy_args& args, std::ostream& out, std::ostream& err, bool show_progress);
 

@@ -62,7 +62,7 @@ void run_convert_npy(const convert_npy_args& args, const encode_options& options
   global_metadata meta;
   meta.base.assign(objects.size(), meta_map);
   const std::vector<std::byte> encoded = encode(meta, objects, options);
-  write_file_atomically(args.output, encoded);
+  write_file_atomically(args.output, encoded, atomic_write_options{.sync = !args.no_sync});
   bar.advance();
   bar.finish();
   out << "Wrote " << objects.size() << (objects.size() == 1 ? " object" : " objects") << " to " << args.output

@@ -29,7 +29,7 @@ void run_copy(const copy_args& args, const global_options& globals) {
     // and OUTPUT may be INPUT itself (the input stays mapped, and readable,
     // until the rename). The reference truncates OUTPUT first, which
     // destroys the input when both are the same file.
-    output_file writer(args.output);
+    output_file writer(args.output, atomic_write_options{.sync = !args.no_sync});
     for (std::size_t i = 0; i < count; ++i) {
       const buffer msg = in.message(i);
       if (!clause || matches(decode_metadata(msg.bytes()).global(), *clause)) writer.write(msg.bytes());

@@ -97,7 +97,7 @@ void run_merge(const merge_args& args, const global_options& globals, std::ostre
   options.threads = globals.threads;
   // Nothing is written unless every input was read and checked, the
   // strategy found no conflict and the message encoded (output_file).
-  write_output(args.output, encode_wire(meta, objects, options));
+  write_output(args.output, encode_wire(meta, objects, options), atomic_write_options{.sync = !args.no_sync});
   bar.advance();
   bar.finish();
   out << "Merged " << objects.size() << " objects from " << args.inputs.size() << " file(s) into "

@@ -23,7 +23,7 @@ void run_reshuffle(const reshuffle_args& args, const global_options& globals, st
 
   // Temporary file + rename: no partial OUTPUT on failure, and OUTPUT may
   // be INPUT.
-  output_file output(args.output);
+  output_file output(args.output, atomic_write_options{.sync = !args.no_sync});
   for (std::size_t i = 0; i < count; ++i) {
     const buffer msg = in.message(i);  // the objects below are views into it
     wire_message wm = read_wire_message(msg, globals.threads);

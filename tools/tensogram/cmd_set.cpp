@@ -64,7 +64,7 @@ void run_set(const set_args& args) {
   const std::size_t count = in.count();
   // Temporary file + rename: a failure at any message leaves no partial
   // OUTPUT (an existing one is kept as it was), and OUTPUT may be INPUT.
-  output_file out(args.output);
+  output_file out(args.output, atomic_write_options{.sync = !args.no_sync});
   encode_options options;  // hashing on (xxh3), the library default
   for (std::size_t i = 0; i < count; ++i) {
     const buffer msg = in.message(i);

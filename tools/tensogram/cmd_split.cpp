@@ -24,13 +24,14 @@ void run_split(const split_args& args, const global_options& globals, std::ostre
   // file and renamed. When a later message fails, the files already
   // written remain (as with the reference, which writes as it goes).
   std::uint64_t written = 0;
+  const atomic_write_options durability{.sync = !args.no_sync};
   for (std::size_t i = 0; i < count; ++i) {
     const buffer msg = in.message(i);
     // Read (and checked) in full even for the pass-through case, as the
     // reference decodes every message before looking at its object count.
     wire_message wm = read_wire_message(msg, globals.threads);
     if (wm.objects.size() <= 1) {
-      write_output(expand_index_template(args.output, written++), msg.bytes());
+      write_output(expand_index_template(args.output, written++), msg.bytes(), durability);
       bar.advance();
       continue;
     }
@@ -41,7 +42,7 @@ void run_split(const split_args& args, const global_options& globals, std::ostre
       if (k < wm.metadata.base.size()) one.base.push_back(wm.metadata.base[k]);
       strip_reserved(one);
       write_output(expand_index_template(args.output, written++),
-                   encode_wire(one, std::span<const wire_object>(&wm.objects[k], 1), options));
+                   encode_wire(one, std::span<const wire_object>(&wm.objects[k], 1), options), durability);
     }
     bar.advance();
   }

@@ -58,6 +58,8 @@ struct set_args {
   std::optional<std::string> where;
   std::string input;
   std::string output;
+  /// --no-sync: skip the fsync of the output (atomic_write_options::sync).
+  bool no_sync = false;
 };
 void run_set(const set_args& args);
 
@@ -66,6 +68,8 @@ struct copy_args {
   std::optional<std::string> where;
   std::string input;
   std::string output;
+  /// --no-sync: skip the fsync of the output (atomic_write_options::sync).
+  bool no_sync = false;
 };
 void run_copy(const copy_args& args, const global_options& globals);
 
@@ -74,6 +78,8 @@ struct merge_args {
   std::vector<std::string> inputs;
   std::string output;
   std::string strategy = "first";
+  /// --no-sync: skip the fsync of the output (atomic_write_options::sync).
+  bool no_sync = false;
 };
 void run_merge(const merge_args& args, const global_options& globals, std::ostream& out);
 
@@ -81,6 +87,8 @@ void run_merge(const merge_args& args, const global_options& globals, std::ostre
 struct split_args {
   std::string input;
   std::string output;
+  /// --no-sync: skip the fsync of the output (atomic_write_options::sync).
+  bool no_sync = false;
 };
 void run_split(const split_args& args, const global_options& globals, std::ostream& out);
 
@@ -88,6 +96,8 @@ void run_split(const split_args& args, const global_options& globals, std::ostre
 struct reshuffle_args {
   std::string input;
   std::string output;
+  /// --no-sync: skip the fsync of the output (atomic_write_options::sync).
+  bool no_sync = false;
 };
 void run_reshuffle(const reshuffle_args& args, const global_options& globals, std::ostream& out);
 
@@ -99,6 +109,8 @@ struct convert_npy_args {
   std::string output;
   std::vector<std::string> meta;
   pipeline_flags pipeline;
+  /// --no-sync: skip the fsync of the output (atomic_write_options::sync).
+  bool no_sync = false;
 };
 /// `show_progress`: draw a progress bar on stderr (see progress.hpp).
 void run_convert_npy(const convert_npy_args& args, const encode_options& options, std::ostream& out,

@@ -70,6 +70,15 @@ CLI::App* add_command(CLI::App& app, const std::string& name, const std::string&
   return sub;
 }
 
+// `--no-sync` on every command that writes files through the atomic writer
+// (core/atomic_file.hpp): bulk jobs may trade power-loss durability for
+// speed; a killed process still leaves the old file or the new one.
+void add_no_sync_flag(CLI::App& cmd, bool& no_sync) {
+  cmd.add_flag("--no-sync", no_sync,
+               "Do not fsync the output: faster, but a power loss soon after may lose it (a crash of "
+               "the process still leaves the old file or the new one)");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -127,6 +136,7 @@ int main(int argc, char** argv) {
   set_cmd->add_option("output", set.output, "Output file (replaced atomically)")
       ->required()
       ->type_name("OUTPUT");
+  add_no_sync_flag(*set_cmd, set.no_sync);
 
   tensogram::cli::copy_args copy;
   CLI::App* copy_cmd = add_command(app, "copy", "Copy/split messages from input to output");
@@ -137,6 +147,7 @@ int main(int argc, char** argv) {
                    "Output path; [key] placeholders fan messages out to several files, appending")
       ->required()
       ->type_name("OUTPUT");
+  add_no_sync_flag(*copy_cmd, copy.no_sync);
 
   tensogram::cli::merge_args merge;
   CLI::App* merge_cmd = add_command(app, "merge", "Merge messages from multiple files into a single message");
@@ -147,6 +158,7 @@ int main(int argc, char** argv) {
                    "Conflicting _extra_ keys: first (default) keeps the first value, last the last, "
                    "error fails")
       ->type_name("STRATEGY");
+  add_no_sync_flag(*merge_cmd, merge.no_sync);
 
   tensogram::cli::split_args split;
   CLI::App* split_cmd =
@@ -157,12 +169,14 @@ int main(int argc, char** argv) {
                    "Output template ([index] for numbering, e.g. split_[index].tgm)")
       ->required()
       ->type_name("OUTPUT");
+  add_no_sync_flag(*split_cmd, split.no_sync);
 
   tensogram::cli::reshuffle_args reshuffle;
   CLI::App* reshuffle_cmd =
       add_command(app, "reshuffle", "Reshuffle frames: move footer frames to header position");
   reshuffle_cmd->add_option("input", reshuffle.input, "Input file")->required()->type_name("INPUT");
   reshuffle_cmd->add_option("-o,--output", reshuffle.output, "Output file")->required()->type_name("OUTPUT");
+  add_no_sync_flag(*reshuffle_cmd, reshuffle.no_sync);
 
   // The GRIB/NetCDF converters (spec 04 §A.5, spec 05) in builds with the
   // importers (ecCodes, netCDF-C), as in the reference.
@@ -261,6 +275,7 @@ int main(int argc, char** argv) {
       ->type_name("KEY=VALUE")
       ->allow_extra_args(false);  // one KEY=VALUE per --meta, so inputs may follow
   tensogram::cli::add_pipeline_flags(*conv_cmd, conv.pipeline, tensogram::cli::pipeline_flag_set::extended);
+  add_no_sync_flag(*conv_cmd, conv.no_sync);
 
   tensogram::cli::to_npy_args to_npy;
   CLI::App* to_npy_cmd =

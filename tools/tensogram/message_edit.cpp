@@ -154,7 +154,7 @@ wire_message read_wire_message(const buffer& msg, std::uint32_t threads) {
   return out;
 }
 
-output_file::output_file(const std::string& path) : path_(path) {
+output_file::output_file(const std::string& path, atomic_write_options options) : path_(path) {
   std::error_code ec;
   const std::filesystem::file_status st = std::filesystem::status(path, ec);
   if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
@@ -162,7 +162,7 @@ output_file::output_file(const std::string& path) : path_(path) {
     if (direct_fd_ < 0) throw io_error("cannot open " + path + " for writing: " + std::strerror(errno));
     return;
   }
-  atomic_.emplace(path);
+  atomic_.emplace(path, options);
 }
 
 output_file::~output_file() {
@@ -191,8 +191,8 @@ void output_file::commit() {
   if (atomic_) atomic_->commit();
 }
 
-void write_output(const std::string& path, std::span<const std::byte> bytes) {
-  output_file out(path);
+void write_output(const std::string& path, std::span<const std::byte> bytes, atomic_write_options options) {
+  output_file out(path, options);
   out.write(bytes);
   out.commit();
 }

@@ -29,6 +29,7 @@
 #include <string_view>
 #include <vector>
 
+#include <tensogram/core/atomic_file.hpp>
 #include <tensogram/core/buffer.hpp>
 #include <tensogram/io/file.hpp>
 #include <tensogram/message/descriptor.hpp>
@@ -95,7 +96,7 @@ void strip_reserved(global_metadata& meta);
 /// a FIFO) cannot be replaced by renaming and is written directly.
 class output_file {
  public:
-  explicit output_file(const std::string& path);
+  explicit output_file(const std::string& path, atomic_write_options options = {});
   output_file(const output_file&) = delete;
   output_file& operator=(const output_file&) = delete;
   ~output_file();
@@ -111,7 +112,8 @@ class output_file {
 };
 
 /// Writes `bytes` as the whole content of `path` (see `output_file`).
-void write_output(const std::string& path, std::span<const std::byte> bytes);
+void write_output(const std::string& path, std::span<const std::byte> bytes,
+                  atomic_write_options options = {});
 
 // ---- `set -s K=V[,K=V...]` (spec 04 §A.5) ----------------------------------
 

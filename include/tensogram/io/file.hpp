@@ -87,6 +87,11 @@ class file {
   /// whole message first. On failure (disk full, file size limit) the file
   /// is cut back to its previous length, and a crash mid-append leaves a
   /// partial tail that scanning skips: earlier messages stay readable.
+  /// The append holds an exclusive `flock(2)` on the file, so appends from
+  /// several processes (or `file` objects) never interleave their bytes;
+  /// readers need no lock (they see whole messages only). The data is not
+  /// fsync'ed: after a power loss the last appends may be missing or torn,
+  /// never earlier data that had reached the disk.
   void append_raw(std::span<const std::byte> message_bytes);
   void append_raw(const std::uint8_t* data, std::size_t len);
   void append_raw(const std::vector<std::uint8_t>& message_bytes);

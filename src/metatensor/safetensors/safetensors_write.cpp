@@ -137,7 +137,7 @@ std::vector<std::byte> serialize(std::span<const tensor_input> tensors,
 void write_file(const std::filesystem::path& path, std::span<const tensor_input> tensors,
                 const std::map<std::string, std::string>& metadata, const write_options& options) {
   const plan p = make_plan(tensors, metadata, options);
-  tensogram::atomic_file_writer w(path);
+  tensogram::atomic_file_writer w(path, tensogram::atomic_write_options{.sync = options.sync});
   w.write(as_bytes(p.prefix_and_header));
   for (const auto& e : p.order) {
     if (!e.input->data.empty()) w.write(e.input->data);

@@ -383,8 +383,10 @@ std::vector<std::byte> file_builder::serialize() const {
   return safetensors::serialize(p.inputs, p.metadata, p.options);
 }
 
-void file_builder::write(const std::filesystem::path& path) const {
-  const detail::prepared p = detail::prepare(impl_->schema, impl_->options, values());
+void file_builder::write(const std::filesystem::path& path,
+                         const tensogram::atomic_write_options& durability) const {
+  detail::prepared p = detail::prepare(impl_->schema, impl_->options, values());
+  p.options.sync = durability.sync;
   safetensors::write_file(path, p.inputs, p.metadata, p.options);
 }
 
