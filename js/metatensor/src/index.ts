@@ -20,3 +20,4 @@ export { SafetensorsFile, MetatensorFile, open, openMetatensor, openSafetensors,
 export { validateDeep, checkValue } from "./deep.js";
 export { evaluate } from "./evaluate.js";
 export { MetatensorWriter, normalizeSchema, type WriterOptions } from "./writer.js";
+export { diffLayouts, requireCompatible, isWidening, type CompatibilityReport, type CompatibilityClass, type SchemaChange } from "./compat.js";

@@ -396,7 +396,21 @@ export function normalizeSchema(schema: unknown): Record<string, unknown> {
     }
     return out;
   };
-  const r = norm(schema);
+  let r = norm(schema);
+  // A TypeBox module (`Type.Module({...}).Import("X")`) is a root `$ref`
+  // into `$defs`: the root becomes the referenced definition.
+  if (isObject(r) && typeof r["$ref"] === "string" && isObject(r["$defs"])) {
+    const defs = r["$defs"] as Record<string, unknown>;
+    const ref = r["$ref"] as string;
+    const m = /^#\/\$defs\/(.+)$/.exec(ref);
+    const target = m ? defs[decodeURIComponent(m[1]!).replace(/~1/g, "/").replace(/~0/g, "~")] : Object.values(defs).find((d) => isObject(d) && d["$id"] === ref);
+    if (isObject(target)) {
+      const root: Record<string, unknown> = { ...target, $defs: defs };
+      delete root["$id"]; // the definition keeps it; two nodes with one $id would be ambiguous
+      if (r["$schema"] !== undefined) root["$schema"] = r["$schema"];
+      r = root;
+    }
+  }
   if (!isObject(r)) throw new MetatensorError("MT_SCHEMA_TYPE", "the root schema must be an object (§4.6)");
   return r;
 }
