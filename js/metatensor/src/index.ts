@@ -8,10 +8,10 @@ export {
 export { encodeSmallFloat } from "./encode.js";
 export { parseStrictJson, dumpJson, jsonEqual, compareUtf8, type Json } from "./json.js";
 export {
-  readHeaderLength, parseHeader, serializeSafetensors, type SafetensorsHeader, type TensorEntry, type TensorInput,
+  readHeaderLength, parseHeader, serializeSafetensors, planSafetensors, type SafetensorsHeader, type TensorEntry, type TensorInput,
 } from "./safetensors.js";
 export {
-  CompiledSchema, compileSchema, compileSchemaText, layoutTableJson, scalarKeyword, SCALAR_KEYWORDS, SCHEMA_DIALECT_URI,
+  CompiledSchema, compileSchema, compileSchemaText, checkDialect, layoutTableJson, scalarKeyword, SCALAR_KEYWORDS, SCHEMA_DIALECT_URI,
   type TensorLayout, type RecordLayout, type FieldLayout, type TypeLayout, type TensorKind,
 } from "./schema.js";
 export { BufferSource, BlobSource, HttpSource, type ByteSource, type HttpOptions, type Input } from "./source.js";

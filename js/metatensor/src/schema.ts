@@ -5,6 +5,7 @@
 // layout table (the writer's byte-identity depends on it).
 import { DType, dtypeAlign, dtypeBits, isSubByte } from "./dtypes.js";
 import { ErrorCode, MetatensorError, quoted } from "./errors.js";
+import { compilePattern } from "./evaluate.js";
 import { compareUtf8, hasOwn, isObject, jsonEqual, parseStrictJson } from "./json.js";
 
 export const SCHEMA_DIALECT_URI = "https://json-schema.org/draft/2020-12/schema";
@@ -651,6 +652,24 @@ function checkName(name: string, ptr: string): void {
 }
 
 /**
+ * The dialect checks of §4.1–§4.3 and §8.4 alone (keywords, `$ref` targets,
+ * cycles, nesting, `pattern` compilation), for a schema that is not a whole
+ * file's root (a value schema, a test-suite schema). Returns the `$ref`
+ * resolver the evaluator needs.
+ */
+export function checkDialect(document: unknown): (node: Record<string, unknown>) => unknown {
+  const table = new DocumentTable(document);
+  walk(table, table.nodes.get("")!, false);
+  resolveRefs(table);
+  checkCycles(table);
+  for (const n of table.nodes.values()) {
+    if (isObject(n.value) && typeof n.value["pattern"] === "string") compilePattern(n.value["pattern"]);
+  }
+  const byValue = new Map([...table.nodes.values()].filter((n) => typeof n.value === "object").map((n) => [n.value, n]));
+  return (node) => byValue.get(node)?.refTarget?.value;
+}
+
+/**
  * Checks a schema document against the dialect (§4) and computes every
  * logical tensor's layout (§5–§6.5). Throws MetatensorError with
  * MT_SCHEMA_DIALECT, MT_UNKNOWN_TYPEDEF, MT_SCHEMA_TYPE, MT_SCHEMA_NAME or MT_LIMIT.
@@ -666,6 +685,9 @@ export function compileSchema(document: unknown): CompiledSchema {
   walk(table, table.nodes.get("")!, false);
   resolveRefs(table);
   checkCycles(table);
+  for (const n of table.nodes.values()) {
+    if (isObject(n.value) && typeof n.value["pattern"] === "string") compilePattern(n.value["pattern"]);
+  }
   if (document["type"] !== "object") fail("MT_SCHEMA_TYPE", "", 'the root must have "type": "object" (§4.6)');
   for (const k of Object.keys(document).sort(compareUtf8)) {
     if (isTypedef(k)) fail("MT_SCHEMA_TYPE", "", `the root must not carry ${quoted(k)} (§4.6)`);
