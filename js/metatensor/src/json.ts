@@ -264,9 +264,11 @@ function dumpFloat(v: number): string {
   return neg ? "-" + out : out;
 }
 
+// Integral numbers up to 2^53 - 1 are written as integers; larger ones as
+// floats, since embedded documents may not hold integers above 2^53 - 1
+// (§3.1) and a double of that size is what nlohmann would hold anyway.
 function dumpNumber(v: number): string {
   if (Number.isInteger(v) && Math.abs(v) <= MAX_SAFE) return String(v === 0 ? 0 : v);
-  if (Number.isInteger(v) && Math.abs(v) < 2 ** 64) return BigInt(v).toString();
   return dumpFloat(v);
 }
 
