@@ -155,10 +155,14 @@ export function parseDType(s: string): DType {
   return t;
 }
 
-/** A record type (§4.4 TypeDef:Struct): every property required, field order = declaration order. */
+/**
+ * A record type (§4.4 TypeDef:Struct): every property required, field order
+ * = declaration order, closed (`additionalProperties: false`) because a
+ * record has no room for other members: the writer refuses them too.
+ */
 export function Struct<T extends TProperties>(properties: T, options: SchemaOptions & { align?: number } = {}): TObject<T> {
   const { align, ...rest } = options;
-  return Type.Object(properties, { ...rest, "TypeDef:Struct": align === undefined ? true : { align } }) as TObject<T>;
+  return Type.Object(properties, { additionalProperties: false, ...rest, "TypeDef:Struct": align === undefined ? true : { align } }) as TObject<T>;
 }
 
 /** A variable-length UTF-8 string (§4.4 TypeDef:String). */

@@ -43,6 +43,9 @@ describe("http(s) range loading", () => {
   const files: Record<string, { bytes: Uint8Array; etag: string }> = {};
   const log: Log = { requests: [] };
   let stall = false;
+  let delayMs = 0;
+  let inFlight = 0;
+  let maxInFlight = 0;
 
   before(async () => {
     files["/small.mt"] = { bytes: makeFile(), etag: '"v1"' };
@@ -52,6 +55,9 @@ describe("http(s) range loading", () => {
       const path = url.replace(/\?.*$/, "");
       const range = req.headers.range;
       const entry: Log["requests"][number] = { path: url, range, sent: 0 };
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      res.on("close", () => inFlight--);
       log.requests.push(entry);
       if (url.includes("fail=data") && range && !range.startsWith("bytes=0-")) {
         res.writeHead(500).end();
@@ -65,11 +71,16 @@ describe("http(s) range loading", () => {
       }
       const etag = url.includes("changed") && range && !range.startsWith("bytes=0-") ? '"v2"' : f.etag;
       const send = (status: number, body: Uint8Array, headers: Record<string, string>) => {
+        if (delayMs > 0 && status === 206 && !range!.startsWith("bytes=0-")) {
+          setTimeout(() => reply(status, body, headers), delayMs);
+        } else reply(status, body, headers);
+      };
+      const reply = (status: number, body: Uint8Array, headers: Record<string, string>) => {
         entry.sent = body.byteLength;
         res.writeHead(status, { ...headers, "Content-Length": String(body.byteLength), ETag: etag, "Accept-Ranges": "bytes" });
         res.end(body);
       };
-      const m = range ? /^bytes=(\d+)-(\d+)$/.exec(range) : null;
+      const m = range && !url.includes("norange") ? /^bytes=(\d+)-(\d+)$/.exec(range) : null;
       const ifRange = req.headers["if-range"];
       if (!m || (ifRange !== undefined && ifRange !== etag)) {
         send(200, f.bytes, {});
@@ -121,7 +132,11 @@ describe("http(s) range loading", () => {
     log.requests.length = 0;
     const f = await openMetatensor(`${base}/small.mt`, { http: { headerGuess: 256 } });
     const before = log.requests.length;
+    maxInFlight = 0;
+    delayMs = 30; // responses wait, so requests sent in parallel overlap
     const remote = await f.value();
+    delayMs = 0;
+    assert.ok(maxInFlight >= 2, `at most ${maxInFlight} request(s) in flight`);
     const physical = f.names.reduce((n, name) => n + 1 + (f.layout(name).hasHeap ? 1 : 0), 0);
     assert.equal(log.requests.length - before, physical);
     const local = await (await openMetatensor(files["/small.mt"]!.bytes)).value();
@@ -160,6 +175,14 @@ describe("http(s) range loading", () => {
     await assert.rejects(openMetatensor(`${base}/trunc2.mt`), (e) => e instanceof MetatensorError && e.code === "ST_INCOMPLETE");
     files["/tiny.mt"] = { bytes: new Uint8Array(3), etag: '"t"' };
     await assert.rejects(openMetatensor(`${base}/tiny.mt`), (e) => e instanceof MetatensorError && e.code === "ST_HEADER_TOO_SMALL");
+  });
+
+  it("a server without Range support: the first response is the whole file, no further requests", async () => {
+    log.requests.length = 0;
+    const f = await openMetatensor(`${base}/small.mt?norange=1`);
+    const v = await f.value();
+    assert.equal(log.requests.length, 1);
+    assert.deepEqual(v, await (await openMetatensor(files["/small.mt"]!.bytes)).value());
   });
 
   it("HttpSource counts requests and bytes", async () => {

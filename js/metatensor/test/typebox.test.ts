@@ -25,7 +25,7 @@ describe("TypeBox builders", () => {
   it("emit the dialect's JSON (§4.7) and TypeBox tuples in the 2020-12 form", () => {
     assert.deepEqual(JSON.parse(JSON.stringify(Float32())), { type: "number", "TypeDef:Float32": true });
     assert.deepEqual(JSON.parse(JSON.stringify(Struct({ b: Int32(), a: Bool() }))), {
-      "TypeDef:Struct": true, type: "object", required: ["b", "a"],
+      "TypeDef:Struct": true, type: "object", required: ["b", "a"], additionalProperties: false,
       properties: { b: { type: "integer", "TypeDef:Int32": true }, a: { type: "boolean", "TypeDef:Bool": true } },
     });
     const t = JSON.parse(JSON.stringify(Tuple([Uint16(), Float64()])));
@@ -85,6 +85,7 @@ const TABLE: [string, unknown, boolean][] = [
   ["too many records", [base, base, base], true],
   ["wrong type", [rec({ flag: 1 })], true],
   ["missing field", [(({ kind: _k, ...r }) => r)(base)], true],
+  ["extra field", [rec({ extra: 1 })], true],
   ["NaN passes minimum", [rec({ m: NaN })], false],
   ["bigint Int64", [rec({ big: 2n ** 62n })], false],
   ["Uint8 out of range", [rec({ id: 256 })], false],
