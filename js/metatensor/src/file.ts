@@ -3,18 +3,15 @@
 // order of §8.2, as src/metatensor/view/file.cpp), tensors are fetched on
 // demand, in parallel, each with one read of exactly its bytes (§9 laziness,
 // §10.9), and their BlobRefs are checked before any view is handed out.
-import { dtypeAlign } from "./dtypes.js";
 import { MetatensorError, fail, quoted } from "./errors.js";
-import { compareUtf8, hasOwn, jsonEqual, parseStrictJson } from "./json.js";
+import { compareUtf8, jsonEqual, parseStrictJson } from "./json.js";
 import { SafetensorsHeader, TensorEntry, parseHeader, readHeaderLength } from "./safetensors.js";
 import {
   CompiledSchema, TensorLayout, TypeLayout, compileSchema, heapName, heapPlacement, layoutTableJson,
   primaryDtype, primaryPlacement, trailingDim,
 } from "./schema.js";
 import { ByteSource, HttpOptions, Input, checkAbort, toSource } from "./source.js";
-import { BlobTensor, FlatTensor, LogicalValue, RecordTensor, TensorView, typedView } from "./views.js";
-
-const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+import { BlobTensor, FlatTensor, LogicalValue, RecordTensor, TensorView } from "./views.js";
 
 export interface OpenOptions {
   /** Options of the http(s) source when `input` is a URL. */
@@ -385,4 +382,3 @@ export async function openSafetensors(input: Input, options: OpenOptions = {}): 
   return new SafetensorsFile(src, await readSafetensorsHeader(src, options.signal));
 }
 
-export { typedView, utf8, dtypeAlign, hasOwn };

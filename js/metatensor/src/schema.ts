@@ -6,7 +6,7 @@
 import { DType, dtypeAlign, dtypeBits, isSubByte } from "./dtypes.js";
 import { ErrorCode, MetatensorError, quoted } from "./errors.js";
 import { compilePattern } from "./evaluate.js";
-import { compareUtf8, hasOwn, isObject, jsonEqual, parseStrictJson } from "./json.js";
+import { compareUtf8, hasOwn, isObject, parseStrictJson } from "./json.js";
 
 export const SCHEMA_DIALECT_URI = "https://json-schema.org/draft/2020-12/schema";
 export const MAX_SCHEMA_DEPTH = 64;
@@ -758,4 +758,3 @@ export function layoutTableJson(schema: CompiledSchema, present: Iterable<string
   return { tensors };
 }
 
-export { jsonEqual };

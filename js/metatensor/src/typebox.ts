@@ -238,7 +238,7 @@ export function fromJsonSchema(document: unknown): TSchema {
   const compiled = compileSchema(doc); // dialect errors surface here (MT_*)
   const resolve = (n: Record<string, unknown>) => compiled.refTarget(n);
   const memo = new Map<unknown, TSchema>();
-  const conv = (node: unknown, optionalKeys?: Set<string>): TSchema => {
+  const conv = (node: unknown): TSchema => {
     if (node === true) return Type.Any();
     if (node === false) return Type.Never();
     if (!isObject(node)) return Type.Any();
@@ -253,7 +253,7 @@ export function fromJsonSchema(document: unknown): TSchema {
       const extra = keys.filter((k) => k !== "$ref" && !ANNOTATIONS_OK.has(k) && k !== "TypeDef:Align");
       out = extra.length === 0 ? target : node_(node, (v) => Value.Check(target, v) && !evaluate(ownKeywords(node, ["$ref"]), v, resolve));
     } else if (combinators && !keys.some((k) => k.startsWith("TypeDef:"))) {
-      out = node_(node, (v) => !evaluate(node, v, resolve) && structural(v));
+      out = node_(node, (v) => !evaluate(node, v, resolve));
     } else {
       const kw = keys.find((k) => k.startsWith("TypeDef:") && k !== "TypeDef:Align");
       const sk = kw ? SCALAR_KEYWORDS.find((s) => s.name === kw) : undefined;
@@ -271,9 +271,6 @@ export function fromJsonSchema(document: unknown): TSchema {
     }
     memo.set(node, out);
     return out;
-    function structural(_v: unknown): boolean {
-      return true;
-    }
   };
   return conv(doc);
 }

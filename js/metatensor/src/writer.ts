@@ -5,7 +5,7 @@
 // §6.6 needs them, heaps filled in record and slot order with List blobs
 // aligned, `__metadata__` first with keys sorted, header padded with spaces
 // to the largest R(t).
-import { AnyTypedArray, DType, dtypeBits, isSubByte, typedArrayCtor } from "./dtypes.js";
+import { AnyTypedArray, dtypeBits, isSubByte, typedArrayCtor } from "./dtypes.js";
 import { MetatensorError, fail, quoted } from "./errors.js";
 import { blobSlots } from "./file.js";
 import { compareUtf8, dumpJson, hasOwn, isObject } from "./json.js";
@@ -415,4 +415,3 @@ export function normalizeSchema(schema: unknown): Record<string, unknown> {
   return r;
 }
 
-export { DType };
