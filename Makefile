@@ -17,7 +17,8 @@ SHELL := /bin/bash
 # metatensor schema `pattern` keywords; libsimdjson-dev: metatensor header parsing; pybind11/python3-*: the Python module,
 # its xarray engine, dask.distributed, Zarr and PyTorch tests and its pytest suite; libeccodes-dev/libnetcdf-dev: the GRIB and
 # NetCDF importers; libhwy-dev: SIMD kernels with run-time dispatch; libngtcp2*/libgnutls28:
-# metatensor streaming over QUIC; gfortran: the Fortran module in fortran/).
+# metatensor streaming over QUIC; gfortran: the Fortran module in fortran/; nodejs/npm: the
+# TypeScript package js/metatensor and its tests).
 # `--no-install-recommends` skips what clang only recommends, so its
 # libFuzzer/sanitizer runtimes (libclang-rt-14-dev) are listed explicitly.
 DEPS := build-essential cmake pkg-config \
@@ -30,7 +31,7 @@ DEPS := build-essential cmake pkg-config \
         python3-zarr python3-torch python3-pytest \
         libeccodes-dev libnetcdf-dev \
         libgtest-dev libgmock-dev libbenchmark-dev \
-        clang libclang-rt-14-dev clang-format gfortran
+        clang libclang-rt-14-dev clang-format gfortran nodejs npm
 
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE ?= cmake
