@@ -31,7 +31,7 @@ DEPS := build-essential cmake pkg-config \
         python3-zarr python3-torch python3-pytest \
         libeccodes-dev libnetcdf-dev \
         libgtest-dev libgmock-dev libbenchmark-dev \
-        clang libclang-rt-14-dev clang-format gfortran nodejs npm
+        clang libclang-rt-14-dev clang-format gfortran nodejs
 
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE ?= cmake
@@ -74,12 +74,15 @@ help:
 	@echo "make clean          remove every build directory and $(OUT_DIR)/"
 
 # Asks dpkg about each package and calls apt only when something is missing,
-# so the common case is fast, offline and needs no root.
+# so the common case is fast, offline and needs no root. npm is asked for by
+# command, not by package: NodeSource's nodejs ships its own npm and conflicts
+# with Debian's `npm` package, which only a machine without one needs.
 deps:
 	@missing=""; \
 	for p in $(DEPS); do \
 	  dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
+	command -v npm >/dev/null 2>&1 || missing="$$missing npm"; \
 	if [ -n "$$missing" ]; then \
 	  echo "==> installing:$$missing"; \
 	  $(SUDO) apt-get update; \
