@@ -57,7 +57,7 @@ METATENSOR := $(BUILD_DIR)/tools/metatensor/metatensor
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 FORMAT_DIRS := include src tools tests bench fuzz examples python/src fortran
 
-.PHONY: help deps build demo test test-sanitize soak fuzz bench format format-check install clean
+.PHONY: help deps build demo test test-sanitize soak fuzz bench format format-check install clean interop-deps
 
 help:
 	@echo "make demo           install deps, build Release into $(BUILD_DIR)/, run the demo into $(OUT_DIR)/"
@@ -65,6 +65,7 @@ help:
 	@echo "make test-sanitize  the same under ASan+UBSan in $(ASAN_DIR)/ (Debug)"
 	@echo "make soak           the crash-safety tests with SOAK_KILLS=$(SOAK_KILLS) SIGKILLs per writer, in $(TEST_DIR)/"
 	@echo "make deps           install the Debian packages: $(DEPS)"
+	@echo "make interop-deps   install the independent QUIC peer of the interop tests (npm; make test tries it)"
 	@echo "make build          Release build into $(BUILD_DIR)/"
 	@echo "make fuzz           libFuzzer targets (clang) for FUZZ_SECONDS=$(FUZZ_SECONDS) s each"
 	@echo "make bench          Release benchmarks in $(BENCH_DIR)/"
@@ -123,11 +124,26 @@ demo: build
 # debuggable; assertions are covered by the Debug sanitizer build.
 TEST_OPT_FLAGS := -O3 -g -DNDEBUG
 test: deps
+	-@$(MAKE) --no-print-directory interop-deps
 	$(CMAKE) -S . -B $(TEST_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$(TEST_OPT_FLAGS)" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=$(TEST_OPT_FLAGS)" \
 	  $(CMAKE_ARGS)
 	$(CMAKE) --build $(TEST_DIR) -j $(JOBS)
 	cd $(TEST_DIR) && $(CTEST) --output-on-failure -j $(JOBS)
+
+# The independent QUIC peer of tests/metatensor/quic_interop_test.cpp
+# (Cloudflare quiche through @matrixai/quic, from the npm registry, versions
+# pinned by its package-lock.json). Needs node and npm; `make test` tries it
+# and the interop tests are skipped when it could not be installed.
+INTEROP_QUICHE := tests/interop/quiche
+interop-deps:
+	@command -v npm >/dev/null 2>&1 || { echo "==> npm not found: the QUIC interop peer is not installed"; exit 1; }
+	@if [ -d $(INTEROP_QUICHE)/node_modules/@matrixai/quic ]; then \
+	  echo "==> QUIC interop peer present"; \
+	else \
+	  echo "==> installing the QUIC interop peer ($(INTEROP_QUICHE))"; \
+	  cd $(INTEROP_QUICHE) && npm install --no-audit --no-fund --no-save; \
+	fi
 
 # The crash-safety harness (tests/tools/crash_safety_test.cpp) with hundreds
 # of kill points per writer instead of the default suite's 30; takes minutes.
@@ -142,6 +158,7 @@ soak: deps
 # The downstream tests build their consumers with the same sanitizer flags,
 # so the whole suite runs here.
 test-sanitize: deps
+	-@$(MAKE) --no-print-directory interop-deps
 	$(CMAKE) -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=Debug -DTENSOGRAM_SANITIZE=ON $(CMAKE_ARGS)
 	$(CMAKE) --build $(ASAN_DIR) -j $(JOBS)
 	cd $(ASAN_DIR) && ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \

@@ -106,6 +106,9 @@ class conn_impl final : public connection {
   [[nodiscard]] state current_state() const noexcept { return state_; }
   /// The handshake completed (server: the client proved its keys).
   [[nodiscard]] bool handshake_completed() const noexcept { return handshake_done_; }
+  /// The server validated the client's address with a Retry token.
+  void mark_address_validated() noexcept { address_validated_ = true; }
+  [[nodiscard]] bool address_validated() const noexcept { return address_validated_; }
   /// The ngtcp2 error that ended the connection (0: closed otherwise).
   [[nodiscard]] int end_cause() const noexcept { return end_cause_; }
   /// The peer's address (the latest path).
@@ -260,6 +263,7 @@ class conn_impl final : public connection {
   bool write_wanted_ = true;
   bool callback_failed_ = false;
   bool hold_credit_ = false;
+  bool address_validated_ = false;
   bool stateless_reset_ = false;  // the peer's stateless reset ended the connection
   int end_cause_ = 0;
   std::vector<std::uint8_t> reset_secret_;

@@ -141,9 +141,11 @@ struct server_config {
   /// Connections open or in handshake, over all clients; an Initial beyond
   /// it is refused with CONNECTION_REFUSED (RFC 9000 §5.2.2).
   std::size_t max_connections = 256;
-  /// The same, per client IP address (ports ignored); counted only for
-  /// validated addresses when Retry is in force, so a spoofed flood cannot
-  /// lock a victim's address out.
+  /// The same, per client IP address (ports ignored).  A client over it is
+  /// sent a Retry first and refused only once its address is validated,
+  /// counting only connections whose address is proven (Retry token or
+  /// completed handshake), so packets forged with a victim's address cannot
+  /// lock the victim out.
   std::size_t max_connections_per_address = 16;
   /// Address validation (RFC 9000 §8.1.2): once this many handshakes are in
   /// progress, a new client must first echo a Retry token bound to its

@@ -147,7 +147,10 @@ struct server_endpoint::impl final : detail::endpoint_base {
       send_version_negotiation(vc, len, from, from_len);
       return;
     }
-    if (rv != 0 || vc.dcidlen > NGTCP2_MAX_CIDLEN) return;
+    if (rv != 0 || vc.dcidlen > NGTCP2_MAX_CIDLEN) {
+      stats.dropped_packets.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
     if (auto it = by_cid.find(cid_key(vc.dcid, vc.dcidlen)); it != by_cid.end()) {
       it->second->receive(data, len, from, from_len, ts);
       return;
@@ -191,7 +194,14 @@ struct server_endpoint::impl final : detail::endpoint_base {
       send_initial_close(hd, NGTCP2_CONNECTION_REFUSED, from, from_len);
       return;
     }
-    if (connections_from(from) >= config.max_connections_per_address) {
+    // Per address: an unvalidated client over the limit is sent a Retry
+    // first (its address might be forged to lock a victim out); once
+    // validated, only connections whose address is proven count.
+    if (!validated && connections_from(from, false) >= config.max_connections_per_address) {
+      send_retry(hd, from, from_len, ts);
+      return;
+    }
+    if (validated && connections_from(from, true) >= config.max_connections_per_address) {
       stats.refused_per_address.fetch_add(1, std::memory_order_relaxed);
       refusals.note(
           "too many connections from one address",
@@ -235,10 +245,13 @@ struct server_endpoint::impl final : detail::endpoint_base {
     return {open, handshaking};
   }
 
-  [[nodiscard]] std::size_t connections_from(const sockaddr* from) const {
+  // Open connections from the IP address of `from`; `proven`: only those
+  // whose address was validated (Retry token, or handshake completed).
+  [[nodiscard]] std::size_t connections_from(const sockaddr* from, bool proven) const {
     const std::string ip = ip_of(from);
     return static_cast<std::size_t>(std::count_if(conns.begin(), conns.end(), [&](const auto& c) {
-      return c->current_state() == conn_impl::state::open && ip_of(c->remote().sa()) == ip;
+      return c->current_state() == conn_impl::state::open && ip_of(c->remote().sa()) == ip &&
+             (!proven || c->address_validated() || c->handshake_completed());
     }));
   }
 
@@ -292,6 +305,7 @@ struct server_endpoint::impl final : detail::endpoint_base {
       return;
     }
     conn_impl* raw = c.get();
+    if (retry_odcid != nullptr) raw->mark_address_validated();
     // The client's chosen DCID routes its Initials until it learns ours.
     for (const auto& cid : {setup.scid, hd.dcid}) {
       by_cid[cid_key(cid)] = raw;
