@@ -49,7 +49,8 @@ struct server_options {
   std::uint64_t max_streams = 128;
   /// Response bytes accepted for sending but not yet handed to QUIC, per
   /// connection: GETs beyond it wait until the client has taken earlier
-  /// answers (one answer is always admitted, however large).  Payloads are
+  /// answers, then go most urgent first (one answer is always admitted,
+  /// however large, and so is a GET more urgent than every queued answer).  Payloads are
   /// sent from the file mapping, not copied, so this bounds the work queued
   /// for a client that never reads rather than a copy of the file.
   std::uint64_t max_queued_bytes = 32u << 20;

@@ -226,8 +226,15 @@ void hostile_load::flood() noexcept {
   try {
     // Many sources: 8 addresses × 8 ports for the Initials.
     std::vector<unique_fd> sources;
+    // What the server sends them (Retry, handshake flights) is never read:
+    // small receive buffers, and the kernel drops the rest, as a remote
+    // attacker's would (reading it would only burn this machine's cores).
     for (std::uint8_t a = 2; a <= 9; ++a) {
-      for (int p = 0; p < 8; ++p) sources.push_back(udp_socket_on(a));
+      for (int p = 0; p < 8; ++p) {
+        sources.push_back(udp_socket_on(a));
+        const int small = 4096;
+        (void)::setsockopt(sources.back().get(), SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+      }
     }
     const unique_fd probe = udp_socket_on(10);
     const sockaddr_in server = loopback(1, cfg_.port);
@@ -263,12 +270,6 @@ void hostile_load::flood() noexcept {
         if (n <= 0) break;
         if (n >= 21 && static_cast<std::size_t>(n) < packet.size() && (reply[0] & 0xc0) == 0x40) {
           resets_received_.fetch_add(1);
-        }
-      }
-      // Drain what the server sends to the Initial sources (Retry,
-      // handshake flights), as a real attacker's kernel would drop it.
-      for (const auto& s : sources) {
-        while (::recv(s.get(), reply.data(), reply.size(), MSG_DONTWAIT) > 0) {
         }
       }
       std::this_thread::sleep_for(1ms);

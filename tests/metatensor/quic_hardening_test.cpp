@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -304,6 +305,46 @@ TEST_F(QuicHardening, ConnectionsPerAddressAreLimited) {
   }
   EXPECT_EQ(server->stats().refused_per_address, 1u);
   EXPECT_EQ(server->stats().connections, 2u);
+}
+
+// The per-connection queue cap holds GETs back, and the waiting ones go most
+// urgent first (§10.5): an urgent GET is not served behind a deferred one.
+TEST_F(QuicHardening, QueueCapDefersGetsMostUrgentFirst) {
+  auto o = options();
+  o.max_queued_bytes = 1u << 20;
+  auto server = start(o);
+  auto f = ms::remote_file::open(url(server->port()), trusting(*server));
+  std::mutex m;
+  std::vector<std::string> order;
+  auto note = [&](const ms::tensor_request& r) {
+    std::lock_guard lock(m);
+    order.push_back(r.tensor());
+  };
+  ms::request_options later;
+  later.on_complete = note;
+  ms::request_options urgent = later;
+  urgent.urgency = 0;
+  auto big = f.get("big", later);
+  auto big2 = f.get("big2", later);
+  // The urgent GET goes out once big's answer is queued and flowing (the
+  // client could otherwise send it first, and no cap would be in the way).
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (big.received() == 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  ASSERT_GT(big.received(), 0u);
+  auto small = f.get("small", urgent);
+  for (const auto* r : {&big, &big2, &small}) ASSERT_TRUE(r->wait_for(30s));
+  for (const auto* r : {&big, &big2, &small}) EXPECT_FALSE(r->error());
+  std::lock_guard lock(m);
+  ASSERT_EQ(order.size(), 3u);
+  const auto pos = [&](const std::string& n) {
+    return std::find(order.begin(), order.end(), n) - order.begin();
+  };
+  EXPECT_LT(pos("small"), pos("big2"));  // not behind the deferred GET
+  EXPECT_LT(pos("big"), pos("big2"));    // big2 waited for big to be handed to QUIC
+  const auto st = server->stats();
+  EXPECT_GE(st.gets_deferred, 1u);
+  EXPECT_LE(st.queued_bytes_peak, big_bytes + 1000 + 2 * 4096);  // at most big and small at once
+  EXPECT_EQ(st.queued_bytes, 0u);
 }
 
 TEST_F(QuicHardening, WellBehavedClientIsServedUnderHostileLoad) {

@@ -121,11 +121,11 @@ struct served_file {
 struct tensor_stream {
   frame_reader reader{max_get_frame};
   bool got_get = false;
-  bool deferred = false;  // GET waiting for room under max_queued_bytes
-  bool stopped = false;   // STOP_SENDING or reset: nothing more is sent
+  bool stopped = false;  // STOP_SENDING or reset: nothing more is sent
   send_queue out;
   bool blocked = false;
   std::uint64_t queued = 0;  // bytes of `out` counted in the connection's queue
+  std::uint8_t urgency = 7;  // the GET's (§10.3)
   get_payload pending_get;   // the GET, while deferred
 };
 
@@ -304,22 +304,37 @@ class server_connection final : public quic::connection_handler {
     return range.begin <= range.end && range.end <= size ? range.end - range.begin : 0;
   }
 
-  [[nodiscard]] bool has_room(std::uint64_t bytes) const noexcept {
-    return queued_ == 0 || queued_ + bytes <= options_.max_queued_bytes;
+  // Whether an answer to `get` may be queued now: when it fits under
+  // max_queued_bytes, when nothing is queued (one answer always goes), or
+  // when it is more urgent than every queued answer, so that the cap never
+  // makes an urgent request wait behind less urgent ones (§10.5).  The queue
+  // is thus bounded by max(max_queued_bytes, one answer) plus one answer per
+  // urgency level.
+  [[nodiscard]] bool admissible(const get_payload& get) const {
+    if (queued_ == 0 || queued_ + answer_size(get) <= options_.max_queued_bytes) return true;
+    for (const auto& [id, s] : streams_) {
+      if (s.queued > 0 && s.urgency <= get.urgency) return false;
+    }
+    return true;
   }
 
-  // Answers the waiting GETs that now fit, in arrival order.
+  // Answers the waiting GETs that may be queued now, most urgent first and
+  // then in arrival order.
   void admit_deferred(quic::connection& c) {
-    while (!deferred_.empty()) {
-      auto it = streams_.find(deferred_.front());
-      if (it == streams_.end() || it->second.stopped) {
-        deferred_.pop_front();
-        continue;
-      }
-      if (!has_room(answer_size(it->second.pending_get))) return;
-      deferred_.pop_front();
-      it->second.deferred = false;
-      answer_get(c, it->first, it->second, it->second.pending_get);
+    for (;;) {
+      std::erase_if(deferred_, [&](std::int64_t id) {
+        auto it = streams_.find(id);
+        return it == streams_.end() || it->second.stopped;
+      });
+      if (deferred_.empty()) return;
+      auto best = std::min_element(deferred_.begin(), deferred_.end(), [&](std::int64_t a, std::int64_t b) {
+        return streams_.at(a).pending_get.urgency < streams_.at(b).pending_get.urgency;
+      });
+      auto& s = streams_.at(*best);
+      if (!admissible(s.pending_get)) return;
+      const std::int64_t id = *best;
+      deferred_.erase(best);
+      answer_get(c, id, s, s.pending_get);
     }
   }
 
@@ -434,13 +449,10 @@ class server_connection final : public quic::connection_handler {
                                                               (s.got_get ? " after GET" : ""));
       }
       s.got_get = true;
-      auto get = parse_get(f->payload);
-      if (deferred_.empty() && has_room(answer_size(get))) {
-        answer_get(c, id, s, get);
-      } else {
-        s.deferred = true;
-        s.pending_get = std::move(get);
-        deferred_.push_back(id);
+      s.pending_get = parse_get(f->payload);
+      deferred_.push_back(id);
+      admit_deferred(c);
+      if (std::find(deferred_.begin(), deferred_.end(), id) != deferred_.end()) {
         counters_.gets_deferred.fetch_add(1, std::memory_order_relaxed);
       }
     }
@@ -458,6 +470,7 @@ class server_connection final : public quic::connection_handler {
     const auto sid = static_cast<std::uint64_t>(id);
     const safetensors::tensor_view* t = file_->base.find(get.tensor);
     stream_priority priority{get.urgency, get.incremental};
+    s.urgency = get.urgency;
     auto answer_error = [&](stream_errc code, const std::string& message) {
       // §10.4 tensor stream step 2: ERROR then FIN; sent like data so the
       // scheduler keeps its rules for it.
