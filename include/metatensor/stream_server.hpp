@@ -9,11 +9,14 @@
 // opened it.  Rewriting a file in place is not detected.
 #pragma once
 
+#include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace metatensor::streaming {
 
@@ -29,9 +32,63 @@ struct server_options {
   std::filesystem::path tls_dir;
   /// One line per connection event (open, served file, errors); may be empty.
   std::function<void(const std::string&)> log;
+  /// Rate-limited lines about refused clients and packets (Retry sent, limits
+  /// reached, stateless resets, handshake timeouts); empty: `log`.
+  std::function<void(const std::string&)> refusal_log;
+
+  // Protection against hostile or broken clients (all per server).
+  /// Connections (handshake included) over all clients; more are refused.
+  std::size_t max_connections = 256;
+  /// Connections per client IP address.
+  std::size_t max_connections_per_address = 16;
+  /// Handshakes in progress from which new clients must first prove their
+  /// address with a Retry round trip (QUIC address validation); 0: always.
+  std::size_t retry_threshold = 16;
+  /// Concurrent streams a client may open per connection (control stream
+  /// included; §10.8 suggests at least 100).
+  std::uint64_t max_streams = 128;
+  /// Response bytes accepted for sending but not yet handed to QUIC, per
+  /// connection: GETs beyond it wait until the client has taken earlier
+  /// answers, then go most urgent first (one answer is always admitted,
+  /// however large, and so is a GET more urgent than every queued answer).  Payloads are
+  /// sent from the file mapping, not copied, so this bounds the work queued
+  /// for a client that never reads rather than a copy of the file.
+  std::uint64_t max_queued_bytes = 32u << 20;
+  /// A connection with no packet for this long is closed.
+  std::chrono::milliseconds idle_timeout{30000};
+  /// A handshake not complete after this long is dropped.
+  std::chrono::milliseconds handshake_timeout{10000};
+  /// Stateless resets answered per second at most (packets for unknown
+  /// connections beyond it are dropped).
+  std::uint32_t stateless_resets_per_second = 100;
+  /// Test only: the secret stateless reset tokens derive from (32 bytes), so
+  /// that a restarted server can reset its predecessor's connections; empty:
+  /// random at start.
+  std::vector<std::uint8_t> testing_reset_secret;
+  /// Test only: answer every new client with Retry.
+  bool testing_always_retry = false;
   /// Test only: DATA frames announce the full length but stop this many
   /// bytes short before FIN (the §13 "short DATA frame" case).  0 in use.
   std::uint64_t testing_short_data = 0;
+};
+
+/// What a server has done so far (a snapshot, for logs and tests).
+struct server_stats {
+  std::uint64_t connections = 0;          ///< open now (handshake included)
+  std::uint64_t handshaking = 0;          ///< of which still in handshake
+  std::uint64_t accepted = 0;             ///< connections created since start
+  std::uint64_t retries_sent = 0;         ///< Retry packets (address validation)
+  std::uint64_t invalid_tokens = 0;       ///< Initials with a bad or expired token
+  std::uint64_t refused_global = 0;       ///< refused: max_connections
+  std::uint64_t refused_per_address = 0;  ///< refused: max_connections_per_address
+  std::uint64_t resets_sent = 0;          ///< stateless resets sent
+  std::uint64_t resets_rate_limited = 0;  ///< unknown-connection packets left unanswered
+  std::uint64_t handshake_timeouts = 0;   ///< connections dropped in handshake
+  std::uint64_t idle_timeouts = 0;        ///< connections closed idle
+  std::uint64_t dropped_packets = 0;      ///< undecodable or unexpected datagrams
+  std::uint64_t queued_bytes = 0;         ///< response bytes queued now, all connections
+  std::uint64_t queued_bytes_peak = 0;    ///< the most ever queued by one connection
+  std::uint64_t gets_deferred = 0;        ///< GETs that waited for max_queued_bytes
 };
 
 class server {
@@ -54,6 +111,8 @@ class server {
   void run();
   /// Closes every connection and stops serving; thread-safe.
   void stop();
+  /// The counters so far; thread-safe.
+  [[nodiscard]] server_stats stats() const;
 
   struct impl;
 

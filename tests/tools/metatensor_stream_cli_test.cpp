@@ -253,6 +253,29 @@ TEST_F(MetatensorStreamCli, ServeStopsOnSigint) {
   EXPECT_EQ(server_->stop(SIGINT), 0) << server_->stderr_text();
 }
 
+// The protection flags (issue 28): with --retry-threshold 0 every client
+// proves its address with a Retry round trip first, which serve reports
+// (rate limited) on stderr even without --log.
+TEST(MetatensorStreamCliServe, ProtectionFlagsAreHonoured) {
+  const scratch_dir dir;
+  std::filesystem::create_directories(dir / "served");
+  const auto model = write_model(dir / "served" / "x.safetensors");
+  serve_process server(dir / "served", dir / "tls",
+                       {"--retry-threshold", "0", "--max-connections", "4", "--max-connections-per-address",
+                        "2", "--max-streams", "16", "--max-queued-mib", "1", "--idle-timeout", "5",
+                        "--handshake-timeout", "2", "--resets-per-second", "10"});
+  ASSERT_FALSE(server.url_base().empty()) << server.stderr_text();
+  const auto out = dir / "copy.safetensors";
+  const auto r = mt(
+      {"fetch", "--ca-file", server.certificate(), server.url_base() + "x.safetensors", "-o", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err << "\nserver: " << server.stderr_text();
+  EXPECT_TRUE(read_file(out) == model);
+  EXPECT_EQ(server.stop(SIGTERM), 0);
+  EXPECT_NE(server.stderr_text().find("answered with Retry"), std::string::npos) << server.stderr_text();
+  EXPECT_EQ(mt({"serve", dir.path().string(), "--max-streams", "1"}).exit_code, 2);
+  EXPECT_EQ(mt({"serve", dir.path().string(), "--idle-timeout", "0"}).exit_code, 2);
+}
+
 TEST(MetatensorStreamCliUsage, UsageErrorsExitTwo) {
   const scratch_dir dir;
   EXPECT_EQ(mt({"fetch", "ftp://host/x", "-o", (dir / "o").string()}).exit_code, 2);

@@ -1,5 +1,7 @@
 // `metatensor serve DIR`: serves the metatensor / safetensors files of a
 // directory over QUIC (spec 06 §10) until SIGINT or SIGTERM.
+#include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <iostream>
 #include <mutex>
@@ -46,6 +48,24 @@ int run_serve(const serve_args& args, std::ostream& out, std::ostream& err) {
       err << "metatensor serve: " << line << '\n' << std::flush;
     };
   }
+
+  options.max_connections = args.max_connections;
+  options.max_connections_per_address = args.max_connections_per_address;
+  options.retry_threshold = args.retry_threshold;
+  options.max_streams = args.max_streams;
+  options.max_queued_bytes = args.max_queued_mib << 20;
+  auto ms = [](double seconds) {
+    return std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
+  };
+  options.idle_timeout = ms(args.idle_timeout);
+  options.handshake_timeout = ms(args.handshake_timeout);
+  options.stateless_resets_per_second = args.resets_per_second;
+  // Refusals are worth knowing about even without --log (they are rate
+  // limited by the server).
+  options.refusal_log = [&err, &log_lock](const std::string& line) {
+    const std::lock_guard lock(log_lock);
+    err << "metatensor serve: " << line << '\n' << std::flush;
+  };
 
   // Signals are blocked before the server starts any thread, so only the
   // signal thread ever takes them (signals.hpp: no handler, no global state).

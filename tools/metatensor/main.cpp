@@ -67,10 +67,52 @@ CLI::App* add_serve(CLI::App& app, metatensor::cli::serve_args& serve) {
       ->excludes(key_opt);
   serve_cmd->add_flag("--log", serve.log,
                       "One line per connection event (open, file served, errors) on stderr");
+  serve_cmd
+      ->add_option("--max-connections", serve.max_connections,
+                   "Connections over all clients, handshakes included (default 256); more are refused")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20))
+      ->type_name("N");
+  serve_cmd
+      ->add_option("--max-connections-per-address", serve.max_connections_per_address,
+                   "Connections per client IP address (default 16)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20))
+      ->type_name("N");
+  serve_cmd
+      ->add_option("--retry-threshold", serve.retry_threshold,
+                   "Handshakes in progress from which new clients must prove their address with a QUIC "
+                   "Retry round trip first (default 16; 0: always)")
+      ->type_name("N");
+  serve_cmd
+      ->add_option("--max-streams", serve.max_streams,
+                   "Concurrent streams per connection, control stream included (default 128)")
+      ->check(CLI::Range(std::uint64_t{2}, std::uint64_t{1} << 16))
+      ->type_name("N");
+  serve_cmd
+      ->add_option("--max-queued-mib", serve.max_queued_mib,
+                   "Response MiB queued per connection before further requests wait (default 32)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20))
+      ->type_name("MIB");
+  serve_cmd
+      ->add_option("--idle-timeout", serve.idle_timeout,
+                   "Seconds without a packet after which a connection is closed (default 30)")
+      ->check(CLI::Range(0.01, 86400.0))
+      ->type_name("S");
+  serve_cmd
+      ->add_option("--handshake-timeout", serve.handshake_timeout,
+                   "Seconds a handshake may take before it is dropped (default 10)")
+      ->check(CLI::Range(0.01, 3600.0))
+      ->type_name("S");
+  serve_cmd
+      ->add_option("--resets-per-second", serve.resets_per_second,
+                   "Stateless resets sent per second at most, in answer to packets for unknown "
+                   "connections (default 100; 0: none)")
+      ->type_name("N");
   serve_cmd->footer(
       "The first line on stdout is 'serving DIR at metatensor://HOST:PORT/ (certificate: PATH)'. Clients "
       "fetch metatensor://HOST:PORT/NAME for DIR/NAME and verify the server's certificate: pass PATH to "
-      "`metatensor fetch --ca-file` when it is self-signed.\nExample: metatensor serve ./models --port 4433");
+      "`metatensor fetch --ca-file` when it is self-signed. Refused clients and packets (limits reached, "
+      "Retry sent, stateless resets, handshake timeouts) are reported on stderr, at most one line per "
+      "kind per second.\nExample: metatensor serve ./models --port 4433");
   return serve_cmd;
 }
 

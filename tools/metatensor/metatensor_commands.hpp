@@ -113,6 +113,15 @@ struct serve_args {
   std::string key;      ///< PEM private key
   std::string tls_dir;  ///< where the self-signed pair lives (default ~/.config/metatensor/tls)
   bool log = false;     ///< one line per connection event on stderr
+  // Protection (see streaming::server_options for the meaning).
+  std::size_t max_connections = 256;
+  std::size_t max_connections_per_address = 16;
+  std::size_t retry_threshold = 16;
+  std::uint64_t max_streams = 128;
+  std::uint64_t max_queued_mib = 32;
+  double idle_timeout = 30;       ///< seconds
+  double handshake_timeout = 10;  ///< seconds
+  std::uint32_t resets_per_second = 100;
 };
 int run_serve(const serve_args& args, std::ostream& out, std::ostream& err);
 

@@ -9,12 +9,16 @@
 //
 // The file is mapped once, when OPEN names it, and every tensor stream of the
 // connection is served from that mapping (§10.2 "the same version of the
-// file"); DATA payloads go to the engine straight from the mapping.
+// file"); HEADER and DATA payloads go to the engine straight from the
+// mapping, so what a connection costs does not grow with what it asks for.
+// Answers accepted but not yet handed to QUIC are counted per connection
+// and bounded (`max_queued_bytes`): GETs beyond the bound wait.
 #include "metatensor/stream_server.hpp"
 
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <deque>
@@ -44,6 +48,24 @@ namespace fs = std::filesystem;
 constexpr std::int64_t control_stream_id = 0;
 
 using detail::send_queue;
+
+// A GET is a tensor name and a few numbers: a larger frame is an attempt to
+// make the server buffer (§10.3 bounds control JSON at 1 MiB; this is our
+// implementation limit for tensor streams).
+constexpr std::uint64_t max_get_frame = 64 * 1024;
+// What clients may send the server (OPEN, GET, PRIORITY_UPDATE): the
+// server's receive windows stay small, which bounds what a client can make
+// the QUIC stack buffer (out-of-order data) per connection.
+constexpr std::uint64_t server_stream_window = 256 * 1024;
+constexpr std::uint64_t server_connection_window = 1024 * 1024;
+
+// Counters shared by the connections of one server (written on the loop
+// thread, read by server::stats).
+struct app_counters {
+  std::atomic<std::uint64_t> queued_bytes{0};
+  std::atomic<std::uint64_t> queued_bytes_peak{0};
+  std::atomic<std::uint64_t> gets_deferred{0};
+};
 
 // Client-initiated bidirectional streams have ids ≡ 0 (mod 4) (RFC 9000 §2.1).
 bool is_client_bidi(std::int64_t id) noexcept {
@@ -97,16 +119,23 @@ struct served_file {
 };
 
 struct tensor_stream {
-  frame_reader reader{max_control_json};
+  frame_reader reader{max_get_frame};
   bool got_get = false;
   bool stopped = false;  // STOP_SENDING or reset: nothing more is sent
   send_queue out;
   bool blocked = false;
+  std::uint64_t queued = 0;  // bytes of `out` counted in the connection's queue
+  std::uint8_t urgency = 7;  // the GET's (§10.3)
+  get_payload pending_get;   // the GET, while deferred
 };
 
 class server_connection final : public quic::connection_handler {
  public:
-  server_connection(const fs::path& root, const server_options& options) : root_(root), options_(options) {}
+  server_connection(const fs::path& root, const server_options& options, app_counters& counters)
+      : root_(root), options_(options), counters_(counters) {}
+  ~server_connection() override { counters_.queued_bytes.fetch_sub(queued_, std::memory_order_relaxed); }
+  server_connection(const server_connection&) = delete;
+  server_connection& operator=(const server_connection&) = delete;
 
   void on_handshake_completed(quic::connection& c) override { log(c, "connected"); }
 
@@ -152,9 +181,14 @@ class server_connection final : public quic::connection_handler {
     }
   }
 
-  void on_stream_closed(quic::connection&, std::int64_t id, std::uint64_t) override {
+  void on_stream_closed(quic::connection& c, std::int64_t id, std::uint64_t) override {
     if (id == control_stream_id) return;
+    if (auto it = streams_.find(id); it != streams_.end()) {
+      recount(it->second, true);
+      std::erase(deferred_, id);
+    }
     streams_.erase(id);
+    admit_deferred(c);
     fin_pending_.erase(id);
     scheduler_.finish(static_cast<std::uint64_t>(id));
   }
@@ -196,6 +230,8 @@ class server_connection final : public quic::connection_handler {
     if (it == streams_.end()) return;
     tensor_stream& s = it->second;
     s.out.consume(bytes, fin_sent);
+    recount(s, false);
+    admit_deferred(c);
     const auto sid = static_cast<std::uint64_t>(id);
     if (fin_sent) fin_pending_.erase(id);
     if (s.out.done()) {
@@ -239,6 +275,67 @@ class server_connection final : public quic::connection_handler {
  private:
   void log(quic::connection& c, const std::string& what) const {
     if (options_.log) options_.log(c.peer() + ": " + what);
+  }
+
+  // Brings the connection's queue count up to date with `s` (`gone`: the
+  // stream is closing).
+  void recount(tensor_stream& s, bool gone) {
+    const std::uint64_t now = gone || s.stopped ? 0 : s.out.remaining();
+    if (now >= s.queued) {
+      counters_.queued_bytes.fetch_add(now - s.queued, std::memory_order_relaxed);
+      queued_ += now - s.queued;
+    } else {
+      counters_.queued_bytes.fetch_sub(s.queued - now, std::memory_order_relaxed);
+      queued_ -= s.queued - now;
+    }
+    s.queued = now;
+    std::uint64_t peak = counters_.queued_bytes_peak.load(std::memory_order_relaxed);
+    while (queued_ > peak &&
+           !counters_.queued_bytes_peak.compare_exchange_weak(peak, queued_, std::memory_order_relaxed)) {
+    }
+  }
+
+  // The bytes an answer to `get` queues (0 for an ERROR answer).
+  [[nodiscard]] std::uint64_t answer_size(const get_payload& get) const {
+    const safetensors::tensor_view* t = file_->base.find(get.tensor);
+    if (t == nullptr) return 0;
+    const std::uint64_t size = t->end() - t->begin();
+    const byte_range range = get.range.value_or(byte_range{0, size});
+    return range.begin <= range.end && range.end <= size ? range.end - range.begin : 0;
+  }
+
+  // Whether an answer to `get` may be queued now: when it fits under
+  // max_queued_bytes, when nothing is queued (one answer always goes), or
+  // when it is more urgent than every queued answer, so that the cap never
+  // makes an urgent request wait behind less urgent ones (§10.5).  The queue
+  // is thus bounded by max(max_queued_bytes, one answer) plus one answer per
+  // urgency level.
+  [[nodiscard]] bool admissible(const get_payload& get) const {
+    if (queued_ == 0 || queued_ + answer_size(get) <= options_.max_queued_bytes) return true;
+    for (const auto& [id, s] : streams_) {
+      if (s.queued > 0 && s.urgency <= get.urgency) return false;
+    }
+    return true;
+  }
+
+  // Answers the waiting GETs that may be queued now, most urgent first and
+  // then in arrival order.
+  void admit_deferred(quic::connection& c) {
+    for (;;) {
+      std::erase_if(deferred_, [&](std::int64_t id) {
+        auto it = streams_.find(id);
+        return it == streams_.end() || it->second.stopped;
+      });
+      if (deferred_.empty()) return;
+      auto best = std::min_element(deferred_.begin(), deferred_.end(), [&](std::int64_t a, std::int64_t b) {
+        return streams_.at(a).pending_get.urgency < streams_.at(b).pending_get.urgency;
+      });
+      auto& s = streams_.at(*best);
+      if (!admissible(s.pending_get)) return;
+      const std::int64_t id = *best;
+      deferred_.erase(best);
+      answer_get(c, id, s, s.pending_get);
+    }
   }
 
   // A connection error (§10.3): ERROR on the control stream when it is
@@ -325,9 +422,14 @@ class server_connection final : public quic::connection_handler {
     opened.header_size = file_->base.data_offset();
     if (!file_->etag.empty()) opened.etag = file_->etag;
     queue_control(c, encode(opened));
-    std::vector<std::byte> header;
-    append_frame(header, frame_type::header, file_->base.image().first(opened.header_size));
-    queue_control(c, std::move(header));
+    // HEADER: its frame head, then the header bytes straight from the
+    // mapping (nothing follows on the control stream but a closing ERROR,
+    // which fail_connection sends with CONNECTION_CLOSE instead).
+    std::vector<std::byte> head;
+    append_varint(head, static_cast<std::uint64_t>(frame_type::header));
+    append_varint(head, opened.header_size);
+    queue_control(c, std::move(head));
+    control_.payload = file_->base.image().first(static_cast<std::size_t>(opened.header_size));
     header_sent_ = true;
   }
 
@@ -347,7 +449,12 @@ class server_connection final : public quic::connection_handler {
                                                               (s.got_get ? " after GET" : ""));
       }
       s.got_get = true;
-      answer_get(c, id, s, parse_get(f->payload));
+      s.pending_get = parse_get(f->payload);
+      deferred_.push_back(id);
+      admit_deferred(c);
+      if (std::find(deferred_.begin(), deferred_.end(), id) != deferred_.end()) {
+        counters_.gets_deferred.fetch_add(1, std::memory_order_relaxed);
+      }
     }
     if (s.got_get && s.reader.pending() > 0) {
       throw protocol_error(stream_errc::protocol_error,
@@ -363,6 +470,7 @@ class server_connection final : public quic::connection_handler {
     const auto sid = static_cast<std::uint64_t>(id);
     const safetensors::tensor_view* t = file_->base.find(get.tensor);
     stream_priority priority{get.urgency, get.incremental};
+    s.urgency = get.urgency;
     auto answer_error = [&](stream_errc code, const std::string& message) {
       // §10.4 tensor stream step 2: ERROR then FIN; sent like data so the
       // scheduler keeps its rules for it.
@@ -392,6 +500,7 @@ class server_connection final : public quic::connection_handler {
     s.out.payload =
         file_->base.image().subspan(static_cast<std::size_t>(abs), static_cast<std::size_t>(payload));
     s.out.fin_queued = true;
+    recount(s, false);
     scheduler_.open(sid, priority);
     scheduler_.set_ready(sid, s.out.remaining());
     c.want_write();
@@ -399,12 +508,16 @@ class server_connection final : public quic::connection_handler {
 
   void stop(quic::connection& c, std::int64_t id, tensor_stream& s, std::uint64_t code) {
     s.stopped = true;
+    recount(s, false);
     scheduler_.finish(static_cast<std::uint64_t>(id));
     c.reset_stream(id, code);
   }
 
   const fs::path& root_;
   const server_options& options_;
+  app_counters& counters_;
+  std::uint64_t queued_ = 0;           // response bytes accepted, not yet handed to QUIC
+  std::deque<std::int64_t> deferred_;  // streams whose GET waits for room
   frame_reader control_reader_{max_control_json};
   send_queue control_;
   bool control_blocked_ = false;
@@ -464,6 +577,7 @@ struct server::impl {
   fs::path root;
   server_options options;
   fs::path cert;
+  app_counters counters;  // before the endpoint, whose connections use it
   std::unique_ptr<quic::server_endpoint> endpoint;
 };
 
@@ -480,10 +594,22 @@ server::server(fs::path root, server_options options) : impl_(std::make_unique<i
   config.port = impl_->options.port;
   config.cert_pem = cert;
   config.key_pem = key;
+  const server_options& o = impl_->options;
+  config.limits.stream_window = server_stream_window;
+  config.limits.connection_window = server_connection_window;
+  config.limits.max_bidi_streams = std::max<std::uint64_t>(o.max_streams, 2);
+  config.limits.idle_timeout = o.idle_timeout;
+  config.limits.handshake_timeout = o.handshake_timeout;
+  config.max_connections = o.max_connections;
+  config.max_connections_per_address = o.max_connections_per_address;
+  config.retry_threshold = o.testing_always_retry ? 0 : o.retry_threshold;
+  config.stateless_resets_per_second = o.stateless_resets_per_second;
+  config.stateless_reset_secret = o.testing_reset_secret;
+  config.log = o.refusal_log ? o.refusal_log : o.log;
   impl* self = impl_.get();
   impl_->endpoint = std::make_unique<quic::server_endpoint>(
       std::move(config), [self](quic::connection&) -> std::unique_ptr<quic::connection_handler> {
-        return std::make_unique<server_connection>(self->root, self->options);
+        return std::make_unique<server_connection>(self->root, self->options, self->counters);
       });
 }
 
@@ -505,6 +631,26 @@ void server::run() {
 }
 void server::stop() {
   impl_->endpoint->stop();
+}
+server_stats server::stats() const {
+  const quic::server_stats e = impl_->endpoint->stats();
+  server_stats s;
+  s.connections = e.connections;
+  s.handshaking = e.handshaking;
+  s.accepted = e.accepted;
+  s.retries_sent = e.retries_sent;
+  s.invalid_tokens = e.invalid_tokens;
+  s.refused_global = e.refused_global;
+  s.refused_per_address = e.refused_per_address;
+  s.resets_sent = e.resets_sent;
+  s.resets_rate_limited = e.resets_rate_limited;
+  s.handshake_timeouts = e.handshake_timeouts;
+  s.idle_timeouts = e.idle_timeouts;
+  s.dropped_packets = e.dropped_packets;
+  s.queued_bytes = impl_->counters.queued_bytes.load(std::memory_order_relaxed);
+  s.queued_bytes_peak = impl_->counters.queued_bytes_peak.load(std::memory_order_relaxed);
+  s.gets_deferred = impl_->counters.gets_deferred.load(std::memory_order_relaxed);
+  return s;
 }
 
 }  // namespace metatensor::streaming

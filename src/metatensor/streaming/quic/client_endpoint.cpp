@@ -42,6 +42,7 @@ struct client_endpoint::impl final : detail::endpoint_base {
     // RFC 9000 §7.2: the first DCID is random and at least 8 bytes.
     setup.dcid = random_cid();
     setup.scid = random_cid();
+    setup.hold_credit = config.testing_never_return_credit;
     auto session = detail::make_client_session(credentials.get(), config.server_name, config.verify_peer);
     conn = std::make_unique<conn_impl>(*this, std::move(session), setup);
     conn->set_handler(&handler);

@@ -20,6 +20,12 @@ void random_bytes(std::uint8_t* dest, std::size_t n) noexcept {
   }
 }
 
+bool reset_token_for(std::span<const std::uint8_t> secret, const ngtcp2_cid& cid,
+                     std::uint8_t (&token)[NGTCP2_STATELESS_RESET_TOKENLEN]) noexcept {
+  return !secret.empty() &&
+         ngtcp2_crypto_generate_stateless_reset_token(token, secret.data(), secret.size(), &cid) == 0;
+}
+
 ngtcp2_cid random_cid() noexcept {
   ngtcp2_cid cid{};
   cid.datalen = cid_length;
@@ -32,7 +38,9 @@ conn_impl::conn_impl(endpoint_base& ep, session_ptr session, const transport_set
       session_(std::move(session)),
       local_(setup.local),
       remote_(setup.remote),
-      server_(setup.server) {
+      server_(setup.server),
+      hold_credit_(setup.hold_credit),
+      reset_secret_(setup.reset_secret.begin(), setup.reset_secret.end()) {
   payload_ = is_loopback(setup.remote.sa()) ? loopback_payload : network_payload;
 
   ngtcp2_callbacks cb{};
@@ -41,6 +49,7 @@ conn_impl::conn_impl(endpoint_base& ep, session_ptr session, const transport_set
   } else {
     cb.client_initial = ngtcp2_crypto_client_initial_cb;
     cb.recv_retry = ngtcp2_crypto_recv_retry_cb;
+    cb.recv_stateless_reset = &conn_impl::cb_recv_stateless_reset;
   }
   cb.recv_crypto_data = ngtcp2_crypto_recv_crypto_data_cb;
   cb.encrypt = ngtcp2_crypto_encrypt_cb;
@@ -79,6 +88,12 @@ conn_impl::conn_impl(endpoint_base& ep, session_ptr session, const transport_set
   }
   const auto hs = to_ns(setup.limits.handshake_timeout);
   settings.handshake_timeout = hs == 0 ? UINT64_MAX : hs;
+  handshake_deadline_ = hs == 0 ? UINT64_MAX : ts + hs;
+  if (!setup.token.empty()) {
+    // RFC 9000 §8.1: the validated token (ngtcp2 copies it).
+    settings.token.base = const_cast<std::uint8_t*>(setup.token.data());
+    settings.token.len = setup.token.size();
+  }
 
   ngtcp2_transport_params params;
   ngtcp2_transport_params_default(&params);
@@ -92,7 +107,17 @@ conn_impl::conn_impl(endpoint_base& ep, session_ptr session, const transport_set
   params.initial_max_streams_bidi = server_ ? setup.limits.max_bidi_streams : 0;
   params.initial_max_streams_uni = 0;
   params.max_idle_timeout = to_ns(setup.limits.idle_timeout);
-  if (server_) params.original_dcid = setup.original_dcid;
+  if (server_) {
+    params.original_dcid = setup.original_dcid;
+    if (setup.retry_scid) {
+      params.retry_scid = *setup.retry_scid;
+      params.retry_scid_present = 1;
+    }
+    // The token of the CID of the handshake (RFC 9000 §18.2), so that a
+    // client hears a stateless reset for it too.
+    params.stateless_reset_token_present =
+        reset_token_for(reset_secret_, setup.scid, params.stateless_reset_token) ? 1 : 0;
+  }
 
   ngtcp2_path path{{const_cast<sockaddr*>(local_.sa()), local_.len},
                    {const_cast<sockaddr*>(remote_.sa()), remote_.len},
@@ -187,7 +212,14 @@ void conn_impl::receive(const std::uint8_t* data, std::size_t len, const sockadd
 
 ngtcp2_tstamp conn_impl::deadline() const noexcept {
   switch (state_) {
-    case state::open: return write_wanted_ ? 0 : ngtcp2_conn_get_expiry(conn_.get());
+    case state::open:
+      if (write_wanted_) return 0;
+      // ngtcp2 checks the handshake timeout only when one of its timers
+      // fires, and a server blocked by the anti-amplification limit (RFC
+      // 9000 §8.1: a client that never answers) arms none before the idle
+      // timeout: the deadline is ours to keep.
+      return std::min(ngtcp2_conn_get_expiry(conn_.get()),
+                      handshake_done_ ? UINT64_MAX : handshake_deadline_);
     case state::closing:
     case state::draining: return close_deadline_;
     case state::dead: break;
@@ -200,7 +232,12 @@ void conn_impl::on_timer(ngtcp2_tstamp ts) {
     if (ts >= close_deadline_) state_ = state::dead;
     return;
   }
-  if (state_ != state::open || ts < ngtcp2_conn_get_expiry(conn_.get())) return;
+  if (state_ != state::open) return;
+  if (!handshake_done_ && ts >= handshake_deadline_) {
+    on_ngtcp2_error(NGTCP2_ERR_HANDSHAKE_TIMEOUT, ts);
+    return;
+  }
+  if (ts < ngtcp2_conn_get_expiry(conn_.get())) return;
   int rv = 0;
   {
     busy_scope busy(*this);
@@ -476,8 +513,18 @@ std::string conn_impl::describe_transport_error(std::uint64_t code) {
 
 void conn_impl::on_ngtcp2_error(int rv, ngtcp2_tstamp ts) {
   deferred_.clear();
+  if (end_cause_ == 0) end_cause_ = rv;
   switch (rv) {
     case NGTCP2_ERR_DRAINING: {
+      if (stateless_reset_) {
+        // RFC 9000 §10.3: the peer has no state for this connection (it
+        // restarted, or lost it): nothing more can be sent on it.
+        state_ = state::draining;
+        close_deadline_ = closing_period_end(ts);
+        report_closed(0, "stateless reset: the server no longer knows this connection (e.g. it restarted)",
+                      true);
+        return;
+      }
       // The peer closed (RFC 9000 §10.2.2): report its code and reason.
       ngtcp2_connection_close_error ccerr;
       ngtcp2_conn_get_connection_close_error(conn_.get(), &ccerr);
@@ -583,7 +630,7 @@ int conn_impl::cb_recv_stream_data(ngtcp2_conn* conn, std::uint32_t flags, std::
   }
   // The application has consumed the bytes: return their credit (RFC 9000
   // §4.1), which keeps the windows of §10.8 sliding.
-  if (datalen > 0) {
+  if (datalen > 0 && !c.hold_credit_) {
     (void)ngtcp2_conn_extend_max_stream_offset(conn, stream_id, datalen);
     ngtcp2_conn_extend_max_offset(conn, datalen);
   }
@@ -662,15 +709,27 @@ int conn_impl::cb_get_new_connection_id(ngtcp2_conn* /*conn*/, ngtcp2_cid* cid, 
   auto& c = self(user_data);
   cid->datalen = std::min<std::size_t>(cidlen, NGTCP2_MAX_CIDLEN);
   random_bytes(cid->data, cid->datalen);
-  // No stateless reset is sent by this engine, so the token only has to
-  // be unguessable (RFC 9000 §10.3).
-  random_bytes(token, NGTCP2_STATELESS_RESET_TOKENLEN);
+  // Server: derived from the secret (RFC 9000 §10.3.2); client (which
+  // never sends stateless resets): only unguessable.
+  std::uint8_t derived[NGTCP2_STATELESS_RESET_TOKENLEN];
+  if (reset_token_for(c.reset_secret_, *cid, derived)) {
+    std::memcpy(token, derived, sizeof(derived));
+  } else {
+    random_bytes(token, NGTCP2_STATELESS_RESET_TOKENLEN);
+  }
   try {
     c.ep_.add_cid(*cid, c);
     c.cids_.emplace_back(*cid);
   } catch (...) {
     return NGTCP2_ERR_CALLBACK_FAILURE;
   }
+  return 0;
+}
+
+int conn_impl::cb_recv_stateless_reset(ngtcp2_conn* /*conn*/, const ngtcp2_pkt_stateless_reset* /*sr*/,
+                                       void* user_data) {
+  // ngtcp2 checked the token; read_pkt returns NGTCP2_ERR_DRAINING next.
+  self(user_data).stateless_reset_ = true;
   return 0;
 }
 

@@ -14,6 +14,7 @@
 #include <exception>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -70,7 +71,22 @@ struct transport_setup {
   ngtcp2_cid scid{};
   ngtcp2_cid original_dcid{};  // server: the client's first DCID (RFC 9000 §7.3)
   std::uint32_t version = NGTCP2_PROTO_VER_V1;
+  // Server, after a validated Retry token (RFC 9000 §7.3, §8.1.2): the
+  // Retry's SCID (the DCID of the client's second Initial) and the token.
+  std::optional<ngtcp2_cid> retry_scid;
+  std::span<const std::uint8_t> token;
+  // Server: the secret its stateless reset tokens derive from (RFC 9000
+  // §10.3.2), with every CID it issues; empty: random tokens.
+  std::span<const std::uint8_t> reset_secret;
+  // Client, tests only: never return flow-control credit.
+  bool hold_credit = false;
 };
+
+/// The stateless reset token of `cid` under `secret` (RFC 9000 §10.3.2:
+/// a keyed function of the CID, so a server that lost the connection can
+/// still compute it).  False when the derivation fails.
+bool reset_token_for(std::span<const std::uint8_t> secret, const ngtcp2_cid& cid,
+                     std::uint8_t (&token)[NGTCP2_STATELESS_RESET_TOKENLEN]) noexcept;
 
 /// One connection (server or client side), owned by its endpoint; used only
 /// on the endpoint's loop thread.
@@ -88,6 +104,15 @@ class conn_impl final : public connection {
   void own_handler(std::unique_ptr<connection_handler> h) noexcept;
   void set_close_hint(std::string hint) { timeout_hint_ = std::move(hint); }
   [[nodiscard]] state current_state() const noexcept { return state_; }
+  /// The handshake completed (server: the client proved its keys).
+  [[nodiscard]] bool handshake_completed() const noexcept { return handshake_done_; }
+  /// The server validated the client's address with a Retry token.
+  void mark_address_validated() noexcept { address_validated_ = true; }
+  [[nodiscard]] bool address_validated() const noexcept { return address_validated_; }
+  /// The ngtcp2 error that ended the connection (0: closed otherwise).
+  [[nodiscard]] int end_cause() const noexcept { return end_cause_; }
+  /// The peer's address (the latest path).
+  [[nodiscard]] const address& remote() const noexcept { return remote_; }
   [[nodiscard]] const std::vector<cid_key>& cids() const noexcept { return cids_; }
   void remember_cid(const ngtcp2_cid& cid) { cids_.emplace_back(cid); }
 
@@ -218,6 +243,8 @@ class conn_impl final : public connection {
   static int cb_get_new_connection_id(ngtcp2_conn* /*conn*/, ngtcp2_cid* cid, std::uint8_t* token,
                                       std::size_t cidlen, void* user_data);
   static int cb_remove_connection_id(ngtcp2_conn* /*conn*/, const ngtcp2_cid* cid, void* user_data);
+  static int cb_recv_stateless_reset(ngtcp2_conn* /*conn*/, const ngtcp2_pkt_stateless_reset* /*sr*/,
+                                     void* user_data);
 
   endpoint_base& ep_;
   session_ptr session_;
@@ -235,6 +262,11 @@ class conn_impl final : public connection {
   bool handshake_done_ = false;
   bool write_wanted_ = true;
   bool callback_failed_ = false;
+  bool hold_credit_ = false;
+  bool address_validated_ = false;
+  bool stateless_reset_ = false;  // the peer's stateless reset ended the connection
+  int end_cause_ = 0;
+  std::vector<std::uint8_t> reset_secret_;
   int busy_ = 0;
   std::vector<deferred_op> deferred_;
   std::unordered_map<std::int64_t, stream_info> streams_;
@@ -242,6 +274,7 @@ class conn_impl final : public connection {
   std::vector<std::uint8_t> close_packet_;
   std::uint64_t packets_while_closing_ = 0;
   ngtcp2_tstamp close_deadline_ = UINT64_MAX;
+  ngtcp2_tstamp handshake_deadline_ = UINT64_MAX;
   std::string handler_error_;
   std::string timeout_hint_;
 };

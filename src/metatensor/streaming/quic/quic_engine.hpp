@@ -126,13 +126,60 @@ class connection {
   [[nodiscard]] virtual std::string peer() const = 0;
 };
 
+/// Length of the secrets of `server_config` (bytes).
+inline constexpr std::size_t server_secret_length = 32;
+
 struct server_config {
   std::string host = "127.0.0.1";  // address to bind ("::" or "0.0.0.0" for all)
   std::uint16_t port = 0;          // 0: an ephemeral port, see server_endpoint::port()
   std::filesystem::path cert_pem;
   std::filesystem::path key_pem;
+  /// On the server every window is a receive window: what clients may send
+  /// (OPEN, GET), which is little; what the server sends is governed by the
+  /// client's windows.
   transport_limits limits;
+  /// Connections open or in handshake, over all clients; an Initial beyond
+  /// it is refused with CONNECTION_REFUSED (RFC 9000 §5.2.2).
   std::size_t max_connections = 256;
+  /// The same, per client IP address (ports ignored).  A client over it is
+  /// sent a Retry first and refused only once its address is validated,
+  /// counting only connections whose address is proven (Retry token or
+  /// completed handshake), so packets forged with a victim's address cannot
+  /// lock the victim out.
+  std::size_t max_connections_per_address = 16;
+  /// Address validation (RFC 9000 §8.1.2): once this many handshakes are in
+  /// progress, a new client must first echo a Retry token bound to its
+  /// address.  0: always send Retry (tests); SIZE_MAX: never.
+  std::size_t retry_threshold = 16;
+  /// How long a Retry token is accepted.
+  std::chrono::milliseconds retry_token_lifetime{10000};
+  /// Stateless resets (RFC 9000 §10.3) sent per second at most, in answer to
+  /// short-header packets for connection IDs the server does not know.
+  std::uint32_t stateless_resets_per_second = 100;
+  /// Secret the stateless reset tokens are derived from (with the CID).  A
+  /// server restarted with the same secret can reset the connections of its
+  /// previous run; empty: random at start.  Retry tokens always use a key
+  /// made at start (they live seconds).
+  std::vector<std::uint8_t> stateless_reset_secret;
+  /// Rate-limited lines about refused packets and connections (at most one
+  /// per refusal class per second, with counts); may be empty.
+  std::function<void(const std::string&)> log;
+};
+
+/// What a server endpoint has done, for logs and tests (a snapshot).
+struct server_stats {
+  std::uint64_t connections = 0;          // open now (handshake included)
+  std::uint64_t handshaking = 0;          // of which the handshake is not complete
+  std::uint64_t accepted = 0;             // connections created since start
+  std::uint64_t retries_sent = 0;         // Retry packets (address validation)
+  std::uint64_t invalid_tokens = 0;       // Initials with a bad or expired token
+  std::uint64_t refused_global = 0;       // CONNECTION_REFUSED: max_connections
+  std::uint64_t refused_per_address = 0;  // CONNECTION_REFUSED: max_connections_per_address
+  std::uint64_t resets_sent = 0;          // stateless resets
+  std::uint64_t resets_rate_limited = 0;  // unknown-CID packets left unanswered
+  std::uint64_t handshake_timeouts = 0;   // connections dropped in handshake
+  std::uint64_t idle_timeouts = 0;        // connections closed by the idle timer
+  std::uint64_t dropped_packets = 0;      // undecodable, or not an Initial for an unknown CID
 };
 
 /// A listening QUIC endpoint.  Each accepted connection gets a handler from
@@ -156,6 +203,8 @@ class server_endpoint {
   void stop();
   /// Runs `task` on the loop thread; thread-safe.
   void post(std::function<void()> task);
+  /// The counters so far; thread-safe.
+  [[nodiscard]] server_stats stats() const;
 
   struct impl;
 
@@ -170,6 +219,9 @@ struct client_config {
   bool verify_peer = true;        // false: accept any certificate (`--insecure`)
   std::filesystem::path ca_file;  // extra trusted CA/certificate (PEM); system CAs always trusted
   transport_limits limits;
+  /// Test only: never return flow-control credit (a client that never
+  /// reads, as a hostile peer would).  False in use.
+  bool testing_never_return_credit = false;
 };
 
 /// One client connection on its own loop thread.  Connecting starts in the
