@@ -154,6 +154,11 @@ int main(int argc, char** argv) {
                          "Deep validation: value keywords of the schema, BOOL bytes, UTF-8, zero padding "
                          "(plain safetensors files: BOOL bytes)");
   validate_cmd->add_flag("-j,--json", validate.json, "JSON output (an array, one object per file)");
+  validate_cmd
+      ->add_option("--header-schema", validate.header_schema,
+                   "Also check each header, tensors grouped by dotted names (conv1.weight -> "
+                   "conv1/weight), against this JSON Schema of TensorRef leaves (TypeBox output accepted)")
+      ->type_name("SCHEMA");
   validate_cmd->footer(
       "Each file is first checked as safetensors (metatensor-format §2: header, dtypes, shapes, data "
       "offsets). One "
