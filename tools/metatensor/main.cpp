@@ -165,7 +165,8 @@ int main(int argc, char** argv) {
       "without a metatensor.version key is reported as 'valid safetensors, no metatensor schema'.\nExit "
       "status: 0 every file is a valid metatensor file; 1 some file is invalid (the format's error name is "
       "shown); 2 usage error; 3 every file is valid but some are plain safetensors files (metatensor-format "
-      "§8.5).");
+      "§8.5). With --header-schema, a plain safetensors file whose header passes the schema counts as valid "
+      "(0).");
 
   metatensor::cli::dump_args dump;
   CLI::App* dump_cmd = app.add_subcommand(
