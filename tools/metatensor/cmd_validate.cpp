@@ -53,7 +53,7 @@ int run_validate(const validate_args& args, std::ostream& out, bool show_progres
     try {
       headers = header_schema::open(args.header_schema);
     } catch (const metatensor::error& e) {
-      throw e.with_context("--header-schema");
+      throw e.with_context("header schema");
     }
   }
   nlohmann::json all = nlohmann::json::array();
