@@ -4,7 +4,7 @@
 // what they return.
 //
 // The C ABI must never let an exception or a crash escape: every call
-// either returns TGM_OK with a handle or an error code with
+// either returns TGM_ERROR_OK with a handle or an error code with
 // tgm_last_error() set. A non-OK code without an error text, or an OK code
 // without a handle, is a bug and traps. Everything handed out is freed, so
 // LeakSanitizer checks the handles' ownership too.
@@ -20,7 +20,7 @@ namespace {
 
 // A failed call must say why (spec 04 C.2: the thread's last error).
 void check_failure(tgm_error rc) {
-  if (rc == TGM_OK) return;
+  if (rc == TGM_ERROR_OK) return;
   const char* text = tgm_last_error();
   if (text == nullptr || text[0] == '\0') __builtin_trap();
 }
@@ -49,7 +49,7 @@ std::uint64_t touch_message(const tgm_message_t* m) {
     if (data != nullptr) sum += touch_bytes(data, len);
   }
   tgm_metadata_t* meta = nullptr;
-  if (tgm_message_metadata(m, &meta) == TGM_OK && meta != nullptr) {
+  if (tgm_message_metadata(m, &meta) == TGM_ERROR_OK && meta != nullptr) {
     sum += tgm_metadata_num_objects(meta);
     tgm_metadata_free(meta);
   }
@@ -66,7 +66,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   check_failure(scan_rc);
   std::size_t first_offset = 0;
   std::size_t first_length = size;
-  if (scan_rc == TGM_OK) {
+  if (scan_rc == TGM_ERROR_OK) {
     if (scan == nullptr) __builtin_trap();
     const std::size_t n = tgm_scan_count(scan);
     for (std::size_t i = 0; i < n; ++i) {
@@ -88,7 +88,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   tgm_metadata_t* meta = nullptr;
   const tgm_error meta_rc = tgm_decode_metadata(msg, len, &meta);
   check_failure(meta_rc);
-  if (meta_rc == TGM_OK) {
+  if (meta_rc == TGM_ERROR_OK) {
     if (meta == nullptr) __builtin_trap();
     sink = sink + tgm_metadata_num_objects(meta) + tgm_metadata_version(meta);
     const char* json = tgm_metadata_to_json(meta);
@@ -100,7 +100,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     tgm_message_t* m = nullptr;
     const tgm_error rc = tgm_decode(msg, len, native, 0, /*verify_hash=*/native, &m);
     check_failure(rc);
-    if (rc == TGM_OK) {
+    if (rc == TGM_ERROR_OK) {
       if (m == nullptr) __builtin_trap();
       sink = sink + touch_message(m);
       tgm_message_free(m);
@@ -110,7 +110,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   tgm_message_t* one = nullptr;
   const tgm_error one_rc = tgm_decode_object(msg, len, 0, 1, 0, 0, &one);
   check_failure(one_rc);
-  if (one_rc == TGM_OK) {
+  if (one_rc == TGM_ERROR_OK) {
     sink = sink + touch_message(one);
     tgm_message_free(one);
   }
@@ -123,8 +123,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::size_t filled = 0;
     const tgm_error rc = tgm_decode_range(msg, len, 0, offsets, counts, 2, 1, 0, join, out, &filled);
     check_failure(rc);
-    if (rc == TGM_OK && filled > 2) __builtin_trap();
-    for (std::size_t i = 0; rc == TGM_OK && i < filled; ++i) {
+    if (rc == TGM_ERROR_OK && filled > 2) __builtin_trap();
+    for (std::size_t i = 0; rc == TGM_ERROR_OK && i < filled; ++i) {
       sink = sink + touch_bytes(out[i].data, out[i].len);
       tgm_bytes_free(out[i]);
     }
