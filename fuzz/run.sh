@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Runs every libFuzzer target of a fuzz build for a fixed time.
+# Runs every libFuzzer target of a fuzz build for a fixed time, or for a
+# fixed number of executions.
 #
 #   fuzz/run.sh BUILD_DIR SECONDS
+#   fuzz/run.sh --runs BUILD_DIR RUNS     (`make fuzz-long`: RUNS per target)
 #
 # BUILD_DIR is a build directory configured with CC=clang CXX=clang++
 # -DTENSOGRAM_BUILD_FUZZ=ON; the targets are (re)built first. The seed corpus
@@ -11,15 +13,27 @@
 # BUILD_DIR/fuzz/artifacts. Exits non-zero when any target finds a problem.
 set -euo pipefail
 
+by_runs=0
+if [[ ${1:-} == --runs ]]; then
+  by_runs=1
+  shift
+fi
 if [[ $# -ne 2 ]]; then
-  echo "usage: $0 BUILD_DIR SECONDS" >&2
+  echo "usage: $0 BUILD_DIR SECONDS  or  $0 --runs BUILD_DIR RUNS" >&2
   exit 2
 fi
 build_dir=$1
 seconds=$2
 if ! [[ $seconds =~ ^[0-9]+$ ]] || [[ $seconds -eq 0 ]]; then
-  echo "SECONDS must be a positive integer, got '$seconds'" >&2
+  echo "SECONDS (or RUNS) must be a positive integer, got '$seconds'" >&2
   exit 2
+fi
+if [[ $by_runs -eq 1 ]]; then
+  limit=(-runs="$seconds")
+  budget="$seconds runs"
+else
+  limit=(-max_total_time="$seconds")
+  budget="${seconds}s"
 fi
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -30,8 +44,11 @@ if [[ ! -d $fixtures ]]; then
 fi
 fixtures=$(cd "$fixtures" && pwd)
 
-targets=(fuzz_decode_message fuzz_decode_metadata fuzz_scan fuzz_file_source fuzz_blosc2 fuzz_sz3
-         fuzz_metatensor_file fuzz_metatensor_schema fuzz_metatensor_stream)
+all_targets=(fuzz_decode_message fuzz_decode_metadata fuzz_scan fuzz_file_source fuzz_blosc2 fuzz_sz3
+             fuzz_metatensor_file fuzz_metatensor_schema fuzz_metatensor_stream fuzz_capi fuzz_npy
+             fuzz_cli_pipeline)
+# FUZZ_TARGETS (space-separated) runs a subset.
+read -r -a targets <<<"${FUZZ_TARGETS:-${all_targets[*]}}"
 cmake --build "$build_dir" --target "${targets[@]}" -j "$(nproc)"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/tensogram-fuzz.XXXXXX")
@@ -71,6 +88,12 @@ metatensor_seeds="$work/seeds-metatensor"
 schema_seeds="$work/seeds-schema"
 python3 "$here/metatensor_seeds.py" "$metatensor_seeds" "$schema_seeds"
 
+# fuzz_npy reads .npy files and fuzz_cli_pipeline argv tokens: their seeds
+# are written by fuzz/tool_seeds.py. fuzz_capi reads messages (the seeds).
+npy_seeds="$work/seeds-npy"
+cli_seeds="$work/seeds-cli"
+python3 "$here/tool_seeds.py" "$npy_seeds" "$cli_seeds"
+
 artifacts="$build_dir/fuzz/artifacts"
 mkdir -p "$artifacts"
 
@@ -81,11 +104,13 @@ for t in "${targets[@]}"; do
   corpus="$work/corpus-$t"  # new coverage goes here, not into the seeds
   mkdir -p "$corpus"
   log="$work/$t.log"
-  echo "== $t: ${seconds}s"
+  echo "== $t: $budget"
   target_seeds=$seeds
   if [[ $t == fuzz_blosc2 ]]; then target_seeds=$blosc2_seeds; fi
   if [[ $t == fuzz_metatensor_file ]]; then target_seeds=$metatensor_seeds; fi
   if [[ $t == fuzz_metatensor_schema ]]; then target_seeds=$schema_seeds; fi
+  if [[ $t == fuzz_npy ]]; then target_seeds=$npy_seeds; fi
+  if [[ $t == fuzz_cli_pipeline ]]; then target_seeds=$cli_seeds; fi
   set +e
   # -timeout: a parser that spends this long on 64 KiB is hung (libFuzzer's
   # default of 20 minutes would stall the run). -rss_limit_mb bounds
@@ -95,12 +120,13 @@ for t in "${targets[@]}"; do
     -max_len="$max_len" \
     -rss_limit_mb=2048 \
     -timeout=10 \
-    -max_total_time="$seconds" \
+    "${limit[@]}" \
     -print_final_stats=1 \
     -artifact_prefix="$artifacts/$t-" >"$log" 2>&1
   rc=$?
   set -e
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1 || true)
   if [[ $rc -ne 0 ]]; then
     status=1
@@ -111,7 +137,7 @@ for t in "${targets[@]}"; do
     ls -1 "$artifacts/$t"-* 2>/dev/null || echo "  (none written)"
     summary+=("$t: FAILED (exit $rc) after ${runs:-?} runs, ${cov:-cov ?}; log and reproducer in $artifacts")
   else
-    summary+=("$t: ok, ${runs:-?} runs in ${seconds}s, ${cov:-cov ?}")
+    summary+=("$t: ok, ${runs:-?} runs (${rate:-?} exec/s, budget $budget), ${cov:-cov ?}")
   fi
 done
 

@@ -315,9 +315,21 @@ class reader {
     if (n > remaining()) {
       fail("array of " + std::to_string(n) + " items exceeds remaining input", start);
     }
-    a.reserve(static_cast<std::size_t>(n));
+    a.reserve(reservation(n));
     for (std::uint64_t i = 0; i < n; ++i) a.push_back(read_item(depth + 1));
     return value(std::move(a));
+  }
+
+  // Slots reserved up front for a declared count n (already checked
+  // against the remaining input). Only a prefix is trusted: a value is tens
+  // of bytes, so reserving n slots would cost ~50 times the input per
+  // nesting level before a single item is read, and nested headers that
+  // each claim the rest of a 64 KiB input cost hundreds of MB. Beyond the
+  // prefix the vector grows with the items actually read, so memory and
+  // time stay proportional to the input (docs/fuzzing.md).
+  static std::size_t reservation(std::uint64_t n) noexcept {
+    constexpr std::uint64_t k_trusted_items = 1024;
+    return static_cast<std::size_t>(n < k_trusted_items ? n : k_trusted_items);
   }
 
   value read_map(unsigned ai, std::size_t start, std::size_t depth) {
@@ -336,7 +348,7 @@ class reader {
     if (n > remaining() / 2) {
       fail("map of " + std::to_string(n) + " entries exceeds remaining input", start);
     }
-    m.reserve(static_cast<std::size_t>(n));
+    m.reserve(reservation(n));
     for (std::uint64_t i = 0; i < n; ++i) {
       value k = read_item(depth + 1);
       value v = read_item(depth + 1);

@@ -265,10 +265,14 @@ class blosc2_compressor final : public compressor {
   dtype element_type_;
 };
 
-// zfp decode bound: values per payload byte (spec 03 §8.6: at least one bit
-// per block of four doubles, and a dtype of W ≥ 1 byte — bitmask: 1/8 —
-// gives N·W/8 doubles for N elements) plus slack for tiny payloads.
-constexpr std::uint64_t k_zfp_values_per_byte = 2048;
+// zfp decode bound (spec 03 §8.6): the reference encoded the N·W/8 doubles
+// of its input (N elements of W bytes; bitmask: W = 1/8), in blocks of four
+// doubles of at least `minbits` bits each (1 bit for fixed precision and
+// accuracy, exactly the block size for fixed rate), so a payload of P bytes
+// stands for at most 4·(8·P/minbits + 1) doubles: N·W/8 above that is
+// refused before anything is allocated. The slack covers tiny payloads.
+// (A fixed per-byte ratio of 2048 values let 1 MiB claim 2^31 values, which
+// decode as zeros past the stream's end for minutes.)
 constexpr std::uint64_t k_zfp_value_slack = std::uint64_t{1} << 16;
 
 // `zfp` (spec 03 §8.6).
@@ -276,7 +280,8 @@ class zfp_compressor final : public compressor {
  public:
   using params_type = zfp_params;
 
-  zfp_compressor(const zfp_params& p, const compressor_input& /*in*/) : params_(p) {}
+  zfp_compressor(const zfp_params& p, const compressor_input& in)
+      : params_(p), sample_bits_(in.sample_bits == 0 ? 1 : in.sample_bits) {}
 
   [[nodiscard]] pipeline::encoded compress(std::span<const std::byte> in,
                                            const compress_context& c) const override {
@@ -290,8 +295,8 @@ class zfp_compressor final : public compressor {
     // dtype (spec 03 §3.3, §8.6): 8·N bytes, which is N·W only for 8-byte
     // dtypes. A stream the reference wrote holds at least one bit per four
     // doubles of its N·W/8 input, so it cannot stand for more than
-    // k_zfp_values_per_byte values per payload byte; a descriptor claiming
-    // more is refused before anything is allocated.
+    // check_claim allows; a descriptor claiming more is refused before
+    // anything is allocated.
     const std::uint64_t n = c.count;
     check_claim(payload.size(), n);
     buffer out = buffer::allocate(static_cast<std::size_t>(n) * 8);
@@ -311,14 +316,19 @@ class zfp_compressor final : public compressor {
   }
 
  private:
-  static void check_claim(std::size_t payload_size, std::uint64_t n) {
-    if (n > static_cast<std::uint64_t>(payload_size) * k_zfp_values_per_byte + k_zfp_value_slack) {
+  void check_claim(std::size_t payload_size, std::uint64_t n) const {
+    const std::uint64_t minbits = std::max<std::uint64_t>(zfp_stream_parameters(params_).minbits, 1);
+    const std::uint64_t doubles = 4 * (static_cast<std::uint64_t>(payload_size) * 8 / minbits + 1);
+    // N·W/8 encoded doubles, N·sample_bits/64 (sample_bits ≤ 64, N < 2^60).
+    const std::uint64_t encoded = n / 64 * sample_bits_ + (n % 64) * sample_bits_ / 64;
+    if (encoded > doubles && n > k_zfp_value_slack) {
       throw encoding_error("compression error: zfp error: a payload of " + std::to_string(payload_size) +
                            " bytes cannot encode the " + std::to_string(n) + " values the descriptor claims");
     }
   }
 
   zfp_params params_;
+  std::uint64_t sample_bits_;  // bits per element of the codec input (1 for bitmask)
 };
 
 // `sz3` (spec 03 §8.7).

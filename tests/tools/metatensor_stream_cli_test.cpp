@@ -26,6 +26,7 @@
 #include <metatensor.hpp>
 
 #include "../io/nginx_server.hpp"
+#include "../metatensor/worked_file.hpp"
 #include "test_support.hpp"
 
 extern char** environ;
@@ -247,6 +248,85 @@ TEST_F(MetatensorStreamCli, SelfSignedCertificateIsRefusedUnlessTrustedOrInsecur
   const auto insecure = mt({"fetch", "--insecure", url("x.safetensors"), "-o", out.string()});
   ASSERT_EQ(insecure.exit_code, 0) << insecure.err;
   EXPECT_TRUE(read_file(out) == model_);
+}
+
+// Issue 28 item 4: `fetch` runs the BlobRef checks (spec 06 §6.4, §8.2
+// step 8) on what arrived. The §6.7 worked example (two tensors with
+// heaps) is served as written and with a BlobRef of "labels" pointing past
+// its heap, which the server serves as it is (it validates headers only).
+class MetatensorStreamCliValidate : public MetatensorStreamCli {
+ protected:
+  void SetUp() override {
+    MetatensorStreamCli::SetUp();
+    good_ = metatensor_test::worked_file();
+    bad_ = metatensor_test::worked_file_bad_label();
+    ASSERT_EQ(good_.size(), bad_.size());
+    ASSERT_FALSE(good_ == bad_);
+    tensogram::cli::test::write_file(served() / "good.safetensors", good_);
+    tensogram::cli::test::write_file(served() / "bad.safetensors", bad_);
+  }
+
+  run_result fetch(const std::string& name, const std::filesystem::path& out, bool validate = true) {
+    std::vector<std::string> args = {"fetch",   "--ca-file", server_->certificate(),
+                                     url(name), "-o",        out.string()};
+    if (!validate) args.emplace_back("--no-validate");
+    return mt(args);
+  }
+
+  std::vector<std::byte> good_;
+  std::vector<std::byte> bad_;
+};
+
+TEST_F(MetatensorStreamCliValidate, AValidFileIsCopiedByteForByte) {
+  const auto out = dir_ / "good-copy.safetensors";
+  const auto r = fetch("good.safetensors", out);
+  ASSERT_EQ(r.exit_code, 0) << r.err << "\nserver: " << server_->stderr_text();
+  EXPECT_TRUE(read_file(out) == good_);
+  EXPECT_TRUE(leftovers(dir_.path()).empty());
+}
+
+TEST_F(MetatensorStreamCliValidate, BlobRefOutOfBoundsExitsOneAndWritesNothing) {
+  const auto fresh = dir_ / "fresh.safetensors";
+  const auto r = fetch("bad.safetensors", fresh);
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  // The error name and where: the tensor and the element (worked_file.hpp).
+  EXPECT_NE(r.err.find("error: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("MT_BLOB_BOUNDS"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("\"labels\" element 1"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(fresh));
+  EXPECT_TRUE(leftovers(dir_.path()).empty());
+
+  // An existing destination keeps its bytes.
+  const auto existing = dir_ / "existing.safetensors";
+  tensogram::cli::test::write_file(existing, good_);
+  const auto again = fetch("bad.safetensors", existing);
+  EXPECT_EQ(again.exit_code, 1) << again.out;
+  EXPECT_NE(again.err.find("MT_BLOB_BOUNDS"), std::string::npos) << again.err;
+  EXPECT_TRUE(read_file(existing) == good_);
+  EXPECT_TRUE(leftovers(dir_.path()).empty());
+}
+
+TEST_F(MetatensorStreamCliValidate, NoValidateKeepsTheRawCopy) {
+  const auto out = dir_ / "raw.safetensors";
+  const auto r = fetch("bad.safetensors", out, /*validate=*/false);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(read_file(out) == bad_);
+  EXPECT_TRUE(leftovers(dir_.path()).empty());
+  // What was copied is what `validate` rejects.
+  const auto v = mt({"validate", out.string()});
+  EXPECT_NE(v.exit_code, 0) << v.out;
+}
+
+TEST_F(MetatensorStreamCliValidate, OnlyTensorsFetchedAreChecked) {
+  // "particles" is intact in the bad file; "labels" is not fetched and stays zero.
+  const auto out = dir_ / "particles.safetensors";
+  const auto r = mt({"fetch", "--ca-file", server_->certificate(), url("bad.safetensors"), "particles", "-o",
+                     out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto bad_labels = mt(
+      {"fetch", "--ca-file", server_->certificate(), url("bad.safetensors"), "labels", "-o", out.string()});
+  EXPECT_EQ(bad_labels.exit_code, 1);
+  EXPECT_NE(bad_labels.err.find("MT_BLOB_BOUNDS"), std::string::npos) << bad_labels.err;
 }
 
 TEST_F(MetatensorStreamCli, ServeStopsOnSigint) {

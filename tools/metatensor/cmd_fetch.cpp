@@ -6,8 +6,10 @@
 // into a shared memory mapping of a temporary file next to the output
 // (`client_options::image_provider`), so nothing is copied and tensors not
 // fetched stay zero (sparse on most file systems). The temporary file is
-// renamed into place only when every request succeeded; on any failure, or
-// SIGINT/SIGTERM, it is removed and an existing FILE is left untouched.
+// renamed into place only when every request succeeded and, unless
+// --no-validate, what arrived passed the structural checks (§8.1); on any
+// failure, or SIGINT/SIGTERM, it is removed and an existing FILE is left
+// untouched.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -170,6 +172,26 @@ std::uint64_t tensor_bytes(const streaming::remote_file& f, const std::string& n
   return f.base().at(name).bytes().size();
 }
 
+// Completes the structural validation of §8.1 on what arrived. The client
+// validated the header when it opened the file (§10.4 step 3: §2 and, for a
+// metatensor file, every check of §8.2 before the BlobRefs); what remains is
+// step 8, the BlobRef checks of §6.4, which read tensor data and so run here
+// (§10.7), in §8.2's order (logical tensors by name), for every logical
+// tensor whose primary and heap both arrived. A tensor not fetched is zero
+// in the output and is not checked. The library runs the checks; the first
+// failure is thrown as a metatensor::error naming the MT_ code and the
+// tensor, element and byte offset.
+void validate_received(const streaming::remote_file& f) {
+  if (!f.is_metatensor()) return;  // plain safetensors: §2 is all header
+  const metatensor::file& image = f.image_file();
+  for (const std::string& name : image.tensor_names()) {
+    const tensor_layout& l = image.layout(name);
+    if (!l.has_heap) continue;  // no BlobRefs
+    if (!f.has(name) || !f.has(l.heap_name())) continue;
+    image.check_blob_refs(name);
+  }
+}
+
 }  // namespace
 
 void run_fetch(const fetch_args& args, std::ostream& out, std::ostream& err, bool show_progress) {
@@ -292,6 +314,13 @@ void run_fetch(const fetch_args& args, std::ostream& out, std::ostream& err, boo
     }
   }
   bars.finish();
+  if (!args.no_validate) {
+    try {
+      validate_received(f);
+    } catch (const metatensor::error& e) {
+      throw tool_error(args.url + ": invalid file, not written (--no-validate keeps it): " + e.what());
+    }
+  }
   const std::uint64_t file_size = f.file_size();
   f.close();
   image.commit();

@@ -153,10 +153,16 @@ CLI::App* add_fetch(CLI::App& app, metatensor::cli::fetch_args& fetch) {
                    "Requests in flight at once: QUIC streams or HTTP connections (default 16)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1024}))
       ->type_name("N");
+  fetch_cmd->add_flag("--no-validate", fetch.no_validate,
+                      "Skip the BlobRef checks (metatensor-format §6.4) on what arrived and write a raw copy "
+                      "(the header is validated in any case)");
   fetch_cmd->footer(
       "Certificates are verified by default, against the system's CAs plus --ca-file, and must match the "
-      "URL's host. --insecure turns verification off and is meant for tests. Prints a summary (tensors, "
-      "bytes, seconds, MB/s); progress bars on stderr when it is a terminal, unless -q.\n"
+      "URL's host. --insecure turns verification off and is meant for tests. What arrived is validated "
+      "before FILE is written (metatensor-format §8.1: the header on arrival, then every BlobRef of the "
+      "tensors fetched); the first problem is reported by its MT_ name, exit code 1, and FILE is left as "
+      "it was. Prints a summary (tensors, bytes, seconds, MB/s); progress bars on stderr when it is a "
+      "terminal, unless -q.\n"
       "Example: metatensor fetch --ca-file cert.pem metatensor://127.0.0.1:4433/model.safetensors "
       "layer0.weight -o model.safetensors");
   return fetch_cmd;

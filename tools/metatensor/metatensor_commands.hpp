@@ -132,7 +132,9 @@ int run_serve(const serve_args& args, std::ostream& out, std::ostream& err);
 /// `fetch URL [TENSOR...] -o FILE`: the remote file's header and the named
 /// physical tensors (all by default) written into FILE at their offsets,
 /// over QUIC (metatensor://) or HTTP range requests (http://, https://).
-/// FILE is replaced atomically; tensors not fetched are zero.
+/// FILE is replaced atomically; tensors not fetched are zero. Unless
+/// `no_validate`, the BlobRef checks (spec 06 §6.4, §8.2 step 8) run on
+/// what arrived first and a failure leaves FILE untouched.
 struct fetch_args {
   std::string url;
   std::vector<std::string> tensors;
@@ -141,6 +143,7 @@ struct fetch_args {
   std::string ca_file;        ///< extra trusted certificate (PEM)
   unsigned urgency = 3;       ///< §10.3 urgency of every request, 0 (highest) .. 7
   std::size_t parallel = 16;  ///< requests in flight (QUIC streams, HTTP connections)
+  bool no_validate = false;   ///< skip the BlobRef checks: a raw copy of what arrived
 };
 void run_fetch(const fetch_args& args, std::ostream& out, std::ostream& err, bool show_progress);
 

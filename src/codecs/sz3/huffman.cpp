@@ -18,6 +18,11 @@ constexpr int k_max_code_bits = 64;
 // Bits resolved by one decode-table lookup: 4096 entries of 8 bytes stay in
 // L1, and SZ3's skewed bin distributions put nearly every symbol within them.
 constexpr int k_table_bits = 12;
+// Sparse encoder tables (huffman.hpp) when the symbol range exceeds this
+// many times the symbol count, and this many states: below, the dense
+// tables are small enough that their O(range) cost does not matter.
+constexpr std::size_t k_sparse_factor = 4;
+constexpr std::size_t k_sparse_min_range = 4096;
 
 std::string str(std::uint64_t v) {
   return std::to_string(v);
@@ -66,6 +71,22 @@ std::vector<std::uint64_t> count_states(std::span<const int> symbols, int lo, st
     for (std::size_t s = 0; s < states; ++s) freq[s] += split[k * states + s];
   }
   return freq;
+}
+
+/// The distinct states (symbol − lo) of `symbols`, sorted, and how often
+/// each occurs: O(n log n) time and O(n) memory whatever the symbol range.
+void count_sparse(std::span<const int> symbols, int lo, std::vector<std::uint32_t>& states,
+                  std::vector<std::uint64_t>& freq) {
+  std::vector<std::uint32_t> sorted(symbols.size());
+  for (std::size_t i = 0; i < symbols.size(); ++i) sorted[i] = static_cast<std::uint32_t>(symbols[i] - lo);
+  std::sort(sorted.begin(), sorted.end());
+  for (std::size_t i = 0; i < sorted.size();) {
+    std::size_t j = i;
+    while (j < sorted.size() && sorted[j] == sorted[i]) ++j;
+    states.push_back(sorted[i]);
+    freq.push_back(j - i);
+    i = j;
+  }
 }
 
 /// The nodes of the tree under construction: leaves first (in symbol
@@ -123,8 +144,11 @@ class node_queue {
 
 /// Builds the tree as SZ3 does: leaves enter the queue in increasing symbol
 /// order, then the two lightest nodes are merged (first out = left child)
-/// until one remains. Returns the root.
-std::uint32_t merge_nodes(const std::vector<std::uint64_t>& freq, node_pool& pool) {
+/// until one remains. Returns the root. `freq[i]` counts state
+/// `state_of[i]` (state i when `state_of` is empty); either way the leaves
+/// enter in increasing state order, so both give the same tree.
+std::uint32_t merge_nodes(const std::vector<std::uint64_t>& freq, std::span<const std::uint32_t> state_of,
+                          node_pool& pool) {
   const auto leaves =
       static_cast<std::size_t>(std::count_if(freq.begin(), freq.end(), [](auto f) { return f != 0; }));
   for (auto* v : {&pool.left, &pool.right}) v->reserve(2 * leaves);
@@ -136,7 +160,7 @@ std::uint32_t merge_nodes(const std::vector<std::uint64_t>& freq, node_pool& poo
     pool.weight.push_back(freq[s]);
     pool.left.push_back(0);
     pool.right.push_back(0);
-    pool.state.push_back(static_cast<std::int32_t>(s));
+    pool.state.push_back(static_cast<std::int32_t>(state_of.empty() ? s : state_of[s]));
     queue.push(static_cast<std::uint32_t>(pool.weight.size() - 1));
   }
   while (queue.size() > 1) {
@@ -250,7 +274,13 @@ void huffman_coder::build(std::span<const int> symbols, int symbol_count) {
   std::vector<std::uint64_t> freq{1};  // empty input: one leaf for symbol 0
   if (!symbols.empty()) {
     std::tie(lo, hi) = symbol_extent(symbols, symbol_count);
-    freq = count_states(symbols, lo, static_cast<std::size_t>(hi - lo) + 1);
+    const std::size_t range = static_cast<std::size_t>(hi - lo) + 1;
+    if (range > k_sparse_factor * symbols.size() && range > k_sparse_min_range) {
+      freq.clear();
+      count_sparse(symbols, lo, sparse_states_, freq);
+    } else {
+      freq = count_states(symbols, lo, range);
+    }
   }
   offset_ = lo;
   max_state_ = hi - lo;
@@ -258,7 +288,7 @@ void huffman_coder::build(std::span<const int> symbols, int symbol_count) {
   half_states_ = static_cast<std::int32_t>((std::int64_t{hi} - lo + 2) / 2);
 
   node_pool pool;
-  const std::uint32_t root = merge_nodes(freq, pool);
+  const std::uint32_t root = merge_nodes(freq, sparse_states_, pool);
 
   // Number the nodes in pre-order (node, left subtree, right subtree) as
   // SZ3's save does, and collect each leaf's code on the way: left adds a
@@ -293,11 +323,11 @@ void huffman_coder::build(std::span<const int> symbols, int symbol_count) {
       fail("huffman: a code of " + std::to_string(p.depth) +
            " bits; codes longer than 64 bits are not supported");
     }
-    const auto state = static_cast<std::size_t>(pool.state[p.node]);
+    const std::size_t at = slot(static_cast<std::uint32_t>(pool.state[p.node]));
     leaf_[index] = 1;
     state_[index] = pool.state[p.node];
-    code_[state] = p.code;
-    code_length_[state] = static_cast<std::uint8_t>(p.depth);
+    code_[at] = p.code;
+    code_length_[at] = static_cast<std::uint8_t>(p.depth);
     max_depth_ = std::max(max_depth_, p.depth);
   }
   build_decode_table();
@@ -336,12 +366,12 @@ void huffman_coder::encode(std::span<const int> symbols, byte_writer& w) const {
   // bits can be written straight into their final place.
   std::uint64_t total_bits = 0;
   for (std::size_t i = 0; i < symbols.size(); ++i) {
-    const std::uint32_t state = static_cast<std::uint32_t>(symbols[i]) - static_cast<std::uint32_t>(offset_);
-    if (state >= code_length_.size() || (code_length_[state] == 0 && !one_leaf)) {
+    const std::size_t at = slot(static_cast<std::uint32_t>(symbols[i]) - static_cast<std::uint32_t>(offset_));
+    if (at >= code_length_.size() || (code_length_[at] == 0 && !one_leaf)) {
       fail("huffman: symbol " + std::to_string(symbols[i]) + " at index " + str(i) +
            " did not occur when the tree was built");
     }
-    total_bits += code_length_[state];
+    total_bits += code_length_[at];
   }
   const std::uint64_t payload = (total_bits + 7) / 8;
   w.put<std::uint64_t>(payload);
@@ -354,9 +384,9 @@ void huffman_coder::encode(std::span<const int> symbols, byte_writer& w) const {
   std::uint64_t word = 0;
   int filled = 0;
   for (const int s : symbols) {
-    const std::uint32_t state = static_cast<std::uint32_t>(s) - static_cast<std::uint32_t>(offset_);
-    const int length = code_length_[state];
-    const std::uint64_t code = code_[state];
+    const std::size_t at = slot(static_cast<std::uint32_t>(s) - static_cast<std::uint32_t>(offset_));
+    const int length = code_length_[at];
+    const std::uint64_t code = code_[at];
     const int room = 64 - filled;
     if (length < room) {
       word |= code << (room - length);
@@ -372,11 +402,18 @@ void huffman_coder::encode(std::span<const int> symbols, byte_writer& w) const {
   for (int bit = 0; bit < filled; bit += 8) *out++ = static_cast<std::byte>(word >> (56 - bit));
 }
 
+std::size_t huffman_coder::slot(std::uint32_t state) const noexcept {
+  if (sparse_states_.empty()) return state < code_length_.size() ? state : code_length_.size();
+  const auto it = std::lower_bound(sparse_states_.begin(), sparse_states_.end(), state);
+  if (it == sparse_states_.end() || *it != state) return code_length_.size();
+  return static_cast<std::size_t>(it - sparse_states_.begin());
+}
+
 int huffman_coder::code_length(int symbol) const noexcept {
-  const std::uint32_t state = static_cast<std::uint32_t>(symbol) - static_cast<std::uint32_t>(offset_);
-  if (state >= code_length_.size()) return -1;
+  const std::size_t at = slot(static_cast<std::uint32_t>(symbol) - static_cast<std::uint32_t>(offset_));
+  if (at >= code_length_.size()) return -1;
   if (leaf_[0] != 0) return 0;
-  return code_length_[state] == 0 ? -1 : code_length_[state];
+  return code_length_[at] == 0 ? -1 : code_length_[at];
 }
 
 // ---------------------------------------------------------------------------

@@ -83,10 +83,19 @@ class huffman_coder {
   std::int32_t half_states_ = 0;  // SZ3's stateNum / 2, stored as is
   int max_depth_ = 0;
 
-  // Encoder tables, indexed by symbol − offset; a length of 0 means "no
-  // code" except in a one-leaf tree, whose only code is empty.
+  /// Index of `state` (symbol − offset) in the encoder tables, or
+  /// code_length_.size() when it has no entry.
+  [[nodiscard]] std::size_t slot(std::uint32_t state) const noexcept;
+
+  // Encoder tables, indexed by symbol − offset (dense) or, when the symbols
+  // span a range much wider than their count, by rank in `sparse_states_`
+  // (the distinct states, sorted): the tables then cost O(symbols), not
+  // O(range) — a field of a few thousand values whose bins spread over
+  // SZ3's 65536 no longer allocates and zeroes ~1 MB per tree. A length of
+  // 0 means "no code" except in a one-leaf tree, whose only code is empty.
   std::vector<std::uint64_t> code_;
   std::vector<std::uint8_t> code_length_;
+  std::vector<std::uint32_t> sparse_states_;  // empty: dense tables
 
   // Decoder: the first `table_bits_` bits of the stream index `table_`.
   std::vector<table_entry> table_;

@@ -6,6 +6,8 @@
 #include <string>
 
 #include "byte_io.hpp"
+#include "tensogram/codecs/zstd.hpp"
+#include "tensogram/core/error.hpp"
 
 namespace tensogram::codecs::sz3 {
 
@@ -44,8 +46,20 @@ std::vector<std::byte> lossless_decompress(std::span<const std::byte> in, std::u
     fail("lossless stage declares " + std::to_string(length) + " bytes, more than the " +
          std::to_string(limit) + " this stream can hold");
   }
-  std::vector<std::byte> out(static_cast<std::size_t>(length));
-  decompress_frame(in.subspan(8), out);
+  // Not allocated from the declared length: the output grows with what
+  // the zstd frame actually produces (tensogram::codecs::zstd_decompress),
+  // so a stream claiming gigabytes over a few bytes of frame costs time and
+  // memory in proportion to those bytes (docs/fuzzing.md, "Decode work").
+  std::vector<std::byte> out;
+  try {
+    out = zstd_decompress(in.subspan(8), static_cast<std::size_t>(length));
+  } catch (const tensogram::error& e) {
+    fail(std::string("lossless stage: ") + e.what());
+  }
+  if (out.size() != length) {
+    fail("lossless stage: zstd frame holds " + std::to_string(out.size()) + " bytes, " +
+         std::to_string(length) + " declared");
+  }
   return out;
 }
 

@@ -448,4 +448,44 @@ TEST(Sz3Huffman, FailedLoadLeavesCoderEmpty) {
   EXPECT_THROW(coder.save(w), encoding_error);
 }
 
+// A few hundred symbols spread over SZ3's 65536 bins take the sparse
+// encoder tables (huffman.cpp); the tree, and so every code length, depends
+// only on the frequencies in symbol order, so it must equal the tree of the
+// same symbols mapped to their ranks (a narrow range: dense tables), and
+// the bits must decode back.
+TEST(Huffman, SparseSymbolsGiveTheTreeOfTheirRanks) {
+  std::mt19937 rng(7);
+  std::vector<int> distinct(40);
+  for (int& d : distinct) d = static_cast<int>(rng() % 65536);
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  std::vector<int> symbols;
+  std::vector<int> ranks;
+  for (int i = 0; i < 300; ++i) {
+    // Skewed, as quantisation bins are.
+    const std::size_t r =
+        std::min<std::size_t>(distinct.size() - 1, rng() % 7 == 0 ? rng() % distinct.size() : rng() % 3);
+    symbols.push_back(distinct[r]);
+    ranks.push_back(static_cast<int>(r));
+  }
+  huffman_coder sparse;
+  sparse.build(symbols, 65536);
+  huffman_coder dense;
+  dense.build(ranks, 65536);
+  ASSERT_EQ(sparse.node_count(), dense.node_count());
+  for (std::size_t r = 0; r < distinct.size(); ++r) {
+    EXPECT_EQ(sparse.code_length(distinct[r]), dense.code_length(static_cast<int>(r))) << r;
+  }
+  EXPECT_EQ(sparse.code_length(distinct.back() + 1), -1);
+
+  bytes stream;
+  byte_writer w(stream);
+  sparse.save(w);
+  sparse.encode(symbols, w);
+  byte_reader r(stream);
+  huffman_coder back;
+  back.load(r);
+  EXPECT_EQ(back.decode(r, symbols.size()), symbols);
+}
+
 }  // namespace
