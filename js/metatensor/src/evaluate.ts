@@ -4,7 +4,7 @@
 // lengths count code points, `pattern` is an ECMA-262 regex, unanchored.
 // `TypeDef:` keywords always pass (structure is checked elsewhere).
 import { MetatensorError } from "./errors.js";
-import { hasOwn, isObject, jsonEqual } from "./json.js";
+import { compareUtf8, hasOwn, isObject, jsonEqual } from "./json.js";
 
 /** Resolves a `$ref` node to its target schema (the compiled schema's table). */
 export type RefResolver = (node: Record<string, unknown>) => unknown;
@@ -13,6 +13,8 @@ export interface Failure {
   pointer: string;
   keyword: string;
   message: string;
+  /** For "required": the missing member (not in `pointer`, which names the object). */
+  member?: string;
 }
 
 function ptrToken(t: string | number): string {
@@ -161,15 +163,24 @@ export function evaluate(schema: unknown, value: unknown, resolve: RefResolver, 
     }
   }
   if (isObject(value)) {
+    // As the C++ evaluator (json_schema.cpp eval_object): required first,
+    // then the listed properties and the unlisted members, each in UTF-8
+    // order, so both report the same first violation.
     if (Array.isArray(s["required"])) {
-      for (const r of s["required"]) if (typeof r === "string" && !hasOwn(value, r)) return bad("required", `missing property ${JSON.stringify(r)}`);
+      for (const r of s["required"]) {
+        if (typeof r === "string" && !hasOwn(value, r)) return { ...bad("required", `missing the required member ${JSON.stringify(r)}`), member: r };
+      }
     }
     const props = isObject(s["properties"]) ? s["properties"] : {};
-    for (const k of Object.keys(value)) {
-      if (hasOwn(props, k)) {
-        const f = evaluate(props[k], value[k], resolve, pointer + ptrToken(k));
-        if (f) return f;
-      } else if (s["additionalProperties"] === false) return bad("additionalProperties", `unexpected property ${JSON.stringify(k)}`);
+    for (const k of Object.keys(props).sort(compareUtf8)) {
+      if (!hasOwn(value, k)) continue;
+      const f = evaluate(props[k], value[k], resolve, pointer + ptrToken(k));
+      if (f) return f;
+    }
+    if (s["additionalProperties"] === false) {
+      for (const k of Object.keys(value).sort(compareUtf8)) {
+        if (!hasOwn(props, k)) return { pointer: pointer + ptrToken(k), keyword: "additionalProperties", message: `member ${JSON.stringify(k)} is not listed in "properties"` };
+      }
     }
   }
   if (Array.isArray(s["allOf"])) {
@@ -178,12 +189,12 @@ export function evaluate(schema: unknown, value: unknown, resolve: RefResolver, 
       if (f) return f;
     }
   }
-  if (Array.isArray(s["anyOf"]) && !s["anyOf"].some((sub) => !evaluate(sub, value, resolve, pointer))) return bad("anyOf", "matches none of anyOf");
+  if (Array.isArray(s["anyOf"]) && !s["anyOf"].some((sub) => !evaluate(sub, value, resolve, pointer))) return bad("anyOf", `value matches none of the ${s["anyOf"].length} "anyOf" subschemas`);
   if (Array.isArray(s["oneOf"])) {
     const n = s["oneOf"].filter((sub) => !evaluate(sub, value, resolve, pointer)).length;
-    if (n !== 1) return bad("oneOf", `matches ${n} of oneOf, exactly 1 needed`);
+    if (n !== 1) return bad("oneOf", n === 0 ? 'value matches none of the "oneOf" subschemas' : 'value matches more than one of the "oneOf" subschemas');
   }
-  if (hasOwn(s, "not") && !evaluate(s["not"], value, resolve, pointer)) return bad("not", "matches the not schema");
+  if (hasOwn(s, "not") && !evaluate(s["not"], value, resolve, pointer)) return bad("not", 'value matches the "not" subschema');
   if (hasOwn(s, "if")) {
     const branch = evaluate(s["if"], value, resolve, pointer) ? "else" : "then";
     if (hasOwn(s, branch)) {

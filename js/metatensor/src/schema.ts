@@ -6,7 +6,8 @@
 import { DType, dtypeAlign, dtypeBits, isSubByte } from "./dtypes.js";
 import { ErrorCode, MetatensorError, quoted } from "./errors.js";
 import { compilePattern } from "./evaluate.js";
-import { compareUtf8, hasOwn, isObject, parseStrictJson } from "./json.js";
+import { compareUtf8, hasOwn, isObject, jsonEqual, parseStrictJson } from "./json.js";
+import { normalizeBuilderSchema } from "./builder.js";
 
 export const SCHEMA_DIALECT_URI = "https://json-schema.org/draft/2020-12/schema";
 export const MAX_SCHEMA_DEPTH = 64;
@@ -670,11 +671,25 @@ export function checkDialect(document: unknown): (node: Record<string, unknown>)
 }
 
 /**
+ * Where a schema comes from, which decides whether builder forms are read
+ * (as the C++ `schema_source`): "authored" (written in code or by TypeBox,
+ * read from a schema file) rewrites TypeBox's draft-07 tuples and module
+ * roots first (builder.ts); "embedded" (a file's `metatensor.schema`) is the
+ * dialect of §4 exactly, so every reader agrees on which files are valid.
+ */
+export type SchemaSource = "authored" | "embedded";
+
+/**
  * Checks a schema document against the dialect (§4) and computes every
  * logical tensor's layout (§5–§6.5). Throws MetatensorError with
- * MT_SCHEMA_DIALECT, MT_UNKNOWN_TYPEDEF, MT_SCHEMA_TYPE, MT_SCHEMA_NAME or MT_LIMIT.
+ * MT_SCHEMA_DIALECT, MT_UNKNOWN_TYPEDEF, MT_SCHEMA_TYPE, MT_SCHEMA_NAME or MT_LIMIT
+ * (pointers name nodes of the rewritten document, for an authored schema).
  */
-export function compileSchema(document: unknown): CompiledSchema {
+export function compileSchema(document: unknown, source: SchemaSource = "authored"): CompiledSchema {
+  if (source === "authored") {
+    const rewritten = normalizeBuilderSchema(document);
+    if (!jsonEqual(rewritten, document)) document = rewritten;
+  }
   if (isObject(document) && hasOwn(document, "$schema") && document["$schema"] !== SCHEMA_DIALECT_URI) {
     fail("MT_SCHEMA_DIALECT", "", `$schema must be ${quoted(SCHEMA_DIALECT_URI)} (§4.1)`);
   }
@@ -713,8 +728,8 @@ export function compileSchema(document: unknown): CompiledSchema {
 }
 
 /** Parses schema text strictly (§3.1, MT_SCHEMA_JSON) and compiles it. */
-export function compileSchemaText(text: string): CompiledSchema {
-  return compileSchema(parseStrictJson(text, { syntax: "MT_SCHEMA_JSON", duplicate: "MT_SCHEMA_JSON", what: "schema" }));
+export function compileSchemaText(text: string, source: SchemaSource = "authored"): CompiledSchema {
+  return compileSchema(parseStrictJson(text, { syntax: "MT_SCHEMA_JSON", duplicate: "MT_SCHEMA_JSON", what: "schema" }), source);
 }
 
 // §7 layout table.
