@@ -9,7 +9,7 @@ import { Failure, evaluate } from "./evaluate.js";
 import { normalizeBuilderSchema } from "./builder.js";
 import { parseStrictJson } from "./json.js";
 import { TensorEntry } from "./safetensors.js";
-import { checkDialect } from "./schema.js";
+import { dialectTable } from "./schema.js";
 import type { SafetensorsFile } from "./file.js";
 import type { FlatTensor } from "./views.js";
 
@@ -21,14 +21,21 @@ import type { FlatTensor } from "./views.js";
 export class JsonSchemaEvaluator {
   /** The rewritten document (plain JSON Schema 2020-12). */
   readonly document: unknown;
-  private readonly resolve: (node: Record<string, unknown>) => unknown;
+  private readonly table: ReturnType<typeof dialectTable>;
   constructor(document: unknown) {
     this.document = normalizeBuilderSchema(document);
-    this.resolve = checkDialect(this.document);
+    this.table = dialectTable(this.document);
   }
-  /** The first violation of `value` (JSON Pointer, keyword, message), or undefined when valid. */
+  /**
+   * The first violation of `value` (JSON Pointer, keyword, message), or
+   * undefined when valid; the message ends with the schema location, as the
+   * C++ (`... (schema location /properties/a)`).
+   */
   validate(value: unknown): Failure | undefined {
-    return evaluate(this.document, value, this.resolve);
+    const f = evaluate(this.document, value, this.table.resolve);
+    if (!f) return undefined;
+    const where = f.schema ? this.table.pointerOf(f.schema) : undefined;
+    return where === undefined ? f : { ...f, message: `${f.message} (${where === "" ? "schema root" : `schema location ${where}`})` };
   }
 }
 

@@ -659,6 +659,14 @@ function checkName(name: string, ptr: string): void {
  * resolver the evaluator needs.
  */
 export function checkDialect(document: unknown): (node: Record<string, unknown>) => unknown {
+  return dialectTable(document).resolve;
+}
+
+/**
+ * @internal checkDialect plus the JSON Pointer of every schema object of the
+ * document (for "schema location" in messages, as the C++ evaluator).
+ */
+export function dialectTable(document: unknown): { resolve: (node: Record<string, unknown>) => unknown; pointerOf: (node: unknown) => string | undefined } {
   const table = new DocumentTable(document);
   walk(table, table.nodes.get("")!, false);
   resolveRefs(table);
@@ -667,7 +675,7 @@ export function checkDialect(document: unknown): (node: Record<string, unknown>)
     if (isObject(n.value) && typeof n.value["pattern"] === "string") compilePattern(n.value["pattern"]);
   }
   const byValue = new Map([...table.nodes.values()].filter((n) => typeof n.value === "object").map((n) => [n.value, n]));
-  return (node) => byValue.get(node)?.refTarget?.value;
+  return { resolve: (node) => byValue.get(node)?.refTarget?.value, pointerOf: (node) => byValue.get(node)?.pointer };
 }
 
 /**
