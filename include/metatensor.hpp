@@ -5,6 +5,7 @@
 #include "metatensor/compatibility.hpp"  // IWYU pragma: export
 #include "metatensor/error.hpp"          // IWYU pragma: export
 #include "metatensor/file.hpp"           // IWYU pragma: export
+#include "metatensor/header_schema.hpp"  // IWYU pragma: export
 #include "metatensor/json_schema.hpp"    // IWYU pragma: export
 #include "metatensor/layout.hpp"         // IWYU pragma: export
 #include "metatensor/migrate.hpp"        // IWYU pragma: export

@@ -59,6 +59,9 @@ enum class errc : std::uint8_t {
   mt_limit,
   // §11 schema evolution.
   mt_schema_incompatible,
+  // Header schemas (docs/metatensor.md, an extension of §8): the grouped
+  // header violates a header schema (metatensor/header_schema.hpp).
+  mt_header_schema,
 };
 
 /// The spec's spelling of an error name ("ST_HEADER_TOO_SMALL").

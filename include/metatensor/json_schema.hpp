@@ -10,8 +10,14 @@
 //
 // Construction compiles every schema location of the document once and
 // rejects what the dialect does not evaluate, so a schema is either
-// evaluated exactly as a 2020-12 validator would, or refused:
-//  * MT_SCHEMA_DIALECT: a §4.3 keyword; `items` as an array;
+// evaluated exactly as a 2020-12 validator would, or refused. The forms
+// schema builders emit are read first (layout.hpp,
+// `normalize_builder_schema`): a draft-07 tuple (`items` as an array, with
+// `additionalItems`) is evaluated with its draft-07 meaning, as the
+// `prefixItems` it stands for, and a root that is a bare `$ref` as the schema
+// it designates; `document()` is then that rewritten copy. Refused:
+//  * MT_SCHEMA_DIALECT: a §4.3 keyword (`additionalItems` without an `items`
+//    array, ...);
 //    `additionalProperties` other than `false`; `$schema` other than the
 //    2020-12 URI (§4.1); a `$ref` that is neither a same-document JSON Pointer
 //    fragment nor exactly the `$id` of a subschema, or that does not resolve;
@@ -50,6 +56,7 @@ struct schema_violation {
   std::string pointer;  // JSON Pointer of the offending value, e.g. "/particles/1/mass"
   std::string keyword;  // the failing keyword, e.g. "minimum"
   std::string message;  // human-readable: what was expected
+  std::string member;   // for "required": the missing member (not in `pointer`, which names the object)
 };
 
 /// Evaluates JSON values against a schema document of the metatensor dialect.
@@ -62,8 +69,9 @@ class json_schema_evaluator {
   static constexpr std::size_t max_evaluation_depth = 512;
 
   /// Keeps a reference: `document` must outlive the evaluator and must not be
-  /// modified while the evaluator exists. Throws metatensor::error as listed
-  /// in the file comment.
+  /// modified while the evaluator exists (unless it holds builder forms: then
+  /// the evaluator keeps a rewritten copy). Throws metatensor::error as
+  /// listed in the file comment.
   explicit json_schema_evaluator(const nlohmann::json& document);
   /// Evaluates against `schema`'s document, using the table of schema
   /// locations the compiler read (the document is not read again); shares

@@ -137,6 +137,19 @@ struct tensor_layout {
   [[nodiscard]] std::uint64_t heap_placement(std::uint64_t file_alignment) const noexcept;
 };
 
+/// Where a schema comes from, which decides whether builder forms are read.
+enum class schema_source : std::uint8_t {
+  /// Written by a user or a schema builder (TypeBox): the builder forms of
+  /// `normalize_builder_schema` are rewritten first, and the compiled
+  /// schema's `document()` is the rewritten 2020-12 document (what a writer
+  /// embeds, §4.3 "Normalisation").
+  authored,
+  /// A file's `metatensor.schema`: the dialect of §4 exactly (a draft-07
+  /// tuple is MT_SCHEMA_DIALECT), so that every reader agrees on which files
+  /// are valid (§12).
+  embedded,
+};
+
 namespace detail {
 class schema_document;
 }  // namespace detail
@@ -167,23 +180,35 @@ class compiled_schema {
   }
 
  private:
-  friend compiled_schema compile_schema(nlohmann::json document);
+  friend compiled_schema compile_schema(nlohmann::json document, schema_source source);
   std::shared_ptr<const detail::schema_document> table_;
   std::vector<std::size_t> ref_targets_;  // the compiler's `$ref` target per node of the table
   std::map<std::string, tensor_layout> tensors_;
   std::set<std::string> required_;
 };
 
+/// Rewrites the forms schema builders such as TypeBox emit into the dialect
+/// of §4 (docs/metatensor.md, "Schemas from TypeBox"): a draft-07 tuple
+/// (`"items": [...]` with `additionalItems`) becomes `prefixItems` plus
+/// `items`, and a root that is a bare `$ref` (TypeBox `Type.Module(...)
+/// .Import("X")`, `{"$defs": {...}, "$ref": "X"}`) takes the members of the
+/// schema it designates. Everything else is returned unchanged; nothing is
+/// judged here (compile the result to check it).
+[[nodiscard]] nlohmann::json normalize_builder_schema(nlohmann::json document);
+
 /// Checks `document` against §4 (dialect, `TypeDef:` keywords, `$ref` rules,
 /// §4.6 root) and computes every tensor's layout (§5, §6.1–§6.5). Throws
 /// `metatensor::error` with MT_SCHEMA_DIALECT, MT_UNKNOWN_TYPEDEF,
 /// MT_SCHEMA_TYPE, MT_SCHEMA_NAME, MT_SCHEMA_UNSUPPORTED or MT_LIMIT; the
-/// message names the JSON Pointer of the offending node.
-[[nodiscard]] compiled_schema compile_schema(nlohmann::json document);
+/// message names the JSON Pointer of the offending node (in the rewritten
+/// document, for an authored schema).
+[[nodiscard]] compiled_schema compile_schema(nlohmann::json document,
+                                             schema_source source = schema_source::authored);
 
 /// Parses schema text strictly (§3.1: UTF-8, no duplicate keys, integers at
 /// most 2^53 - 1; MT_SCHEMA_JSON) and compiles it.
-[[nodiscard]] compiled_schema compile_schema_text(std::string_view text);
+[[nodiscard]] compiled_schema compile_schema_text(std::string_view text,
+                                                  schema_source source = schema_source::authored);
 
 /// The §7 layout table for the logical tensors `present` (names of the
 /// schema's root properties), with placement alignment computed for file

@@ -47,6 +47,7 @@ std::string_view errc_name(errc code) noexcept {
     case errc::mt_value: return "MT_VALUE";
     case errc::mt_limit: return "MT_LIMIT";
     case errc::mt_schema_incompatible: return "MT_SCHEMA_INCOMPATIBLE";
+    case errc::mt_header_schema: return "MT_HEADER_SCHEMA";
   }
   return "MT_UNKNOWN";
 }

@@ -424,7 +424,13 @@ TEST(JsonSchemaDialect, RejectedKeywords) {
       EXPECT_NE(std::string(e.what()).find("/properties/a"), std::string::npos) << e.what();
     }
   }
-  EXPECT_EQ(construction_error({{"items", {{{"type", "string"}}}}}), errc::mt_schema_dialect);
+  // A draft-07 tuple (`items` as an array, as TypeBox writes) is read as the
+  // `prefixItems` it stands for; `additionalItems` alone stays outside.
+  EXPECT_TRUE(valid({{"items", {{{"type", "string"}}}}}, json({"a", 1})));
+  EXPECT_FALSE(valid({{"items", {{{"type", "string"}}}}}, json({1})));
+  EXPECT_FALSE(valid({{"items", {{{"type", "string"}}}}, {"additionalItems", false}}, json({"a", 1})));
+  EXPECT_EQ(construction_error({{"items", {{"type", "string"}}}, {"additionalItems", false}}),
+            errc::mt_schema_dialect);
   EXPECT_EQ(construction_error({{"additionalProperties", true}}), errc::mt_schema_dialect);
   EXPECT_EQ(construction_error({{"additionalProperties", {{"type", "string"}}}}), errc::mt_schema_dialect);
   EXPECT_EQ(construction_error({{"$schema", "http://json-schema.org/draft-07/schema#"}}),

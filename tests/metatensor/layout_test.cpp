@@ -73,9 +73,11 @@ std::string list_of(const std::string& items) {
 }
 
 // Expects compilation of `text` to fail with `code`, and the message to name `where` if given.
+// The dialect as a file's embedded schema must follow it (§4, no builder
+// forms rewritten: typebox_dialect_test.cpp covers those).
 void expect_error(const std::string& text, errc code, const std::string& where = "") {
   try {
-    (void)mt::compile_schema_text(text);
+    (void)mt::compile_schema_text(text, mt::schema_source::embedded);
     ADD_FAILURE() << "accepted: " << text;
   } catch (const mt::error& e) {
     EXPECT_EQ(e.kind(), code) << e.what() << "\n  schema: " << text;

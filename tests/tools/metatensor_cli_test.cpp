@@ -446,6 +446,78 @@ TEST(MetatensorCli, IndependentWriterFromTheSpecIsByteIdentical) {
   }
 }
 
+// `validate --header-schema`: the concept paper's model, as TypeBox emits it
+// (tests/metatensor/data/typebox/), against files written by from-npy (a
+// metatensor file, with padding tensors) and by the safetensors writer.
+TEST(MetatensorCli, ValidateHeaderSchema) {
+  const scratch_dir dir;
+  const std::string schema =
+      std::string(TENSOGRAM_SOURCE_DIR) + "/tests/metatensor/data/typebox/concept_model.json";
+  namespace st = metatensor::safetensors;
+  auto write_model = [&](const std::string& name, const std::string& skip, st::dtype bias_type) {
+    std::vector<std::vector<std::byte>> data;
+    std::vector<st::tensor_input> inputs;
+    data.reserve(8);
+    for (const std::string layer : {"conv1", "conv2"}) {
+      for (const std::string part : {"weight", "bias", "running_mean", "running_var"}) {
+        if (layer + "." + part == skip) continue;
+        const st::dtype t = part == "bias" ? bias_type : st::dtype::f32;
+        data.emplace_back(20 * st::dtype_bits(t) / 8);
+        inputs.push_back({layer + "." + part, t, {20}, data.back()});
+      }
+    }
+    st::write_file(dir / name, inputs);
+    return (dir / name).string();
+  };
+  const std::string good = write_model("good.safetensors", "", st::dtype::i16);
+  auto r = mt({"validate", "--header-schema", schema, good});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find(good + ": OK (safetensors, header schema)"), std::string::npos) << r.out;
+  // Without the header schema the same file is "valid, plain" (exit 3).
+  EXPECT_EQ(mt({"validate", good}).exit_code, 3);
+
+  const std::string missing = write_model("missing.safetensors", "conv2.running_var", st::dtype::f32);
+  r = mt({"validate", "--header-schema", schema, good, missing});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("MT_HEADER_SCHEMA: " + missing + ": \"conv2.running_var\" is missing"),
+            std::string::npos)
+      << r.out;
+  const std::string wrong = write_model("wrong.safetensors", "", st::dtype::f64);
+  r = mt({"validate", "-j", "--header-schema", schema, wrong});
+  EXPECT_EQ(r.exit_code, 1);
+  const auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc[0]["error"]["code"], "MT_HEADER_SCHEMA");
+  EXPECT_NE(doc[0]["error"]["message"].get<std::string>().find("tensor \"conv1.bias\" (/conv1/bias/dtype)"),
+            std::string::npos)
+      << r.out;
+
+  // A metatensor file (from-npy writes padding tensors between the tensors).
+  std::vector<std::byte> f32(20 * 4);
+  for (const std::string layer : {"conv1", "conv2"}) {
+    for (const std::string part : {"weight", "bias", "running_mean", "running_var"}) {
+      write_file(dir / (layer + "." + part + ".npy"), make_npy(npy_dict("<f4", {20}), f32));
+    }
+  }
+  std::vector<std::string> args = {"from-npy"};
+  for (const std::string layer : {"conv1", "conv2"}) {
+    for (const std::string part : {"weight", "bias", "running_mean", "running_var"}) {
+      args.push_back((dir / (layer + "." + part + ".npy")).string());
+    }
+  }
+  args.insert(args.end(), {"-o", (dir / "model.mt").string()});
+  ASSERT_EQ(mt(args).exit_code, 0);
+  r = mt({"validate", "--deep", "--header-schema", schema, (dir / "model.mt").string()});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find(": OK (deep, header schema)"), std::string::npos) << r.out;
+
+  // A header schema outside the dialect, or missing: a runtime error (exit 1) naming it.
+  write_text(dir / "bad.json", R"({"type":"object","patternProperties":{}})");
+  r = mt({"validate", "--header-schema", (dir / "bad.json").string(), good});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("MT_SCHEMA_DIALECT"), std::string::npos) << r.err;
+  EXPECT_EQ(mt({"validate", "--header-schema", (dir / "none.json").string(), good}).exit_code, 1);
+}
+
 TEST(MetatensorCli, UsageErrorsExitTwo) {
   EXPECT_EQ(mt({}).exit_code, 2);
   EXPECT_EQ(mt({"frobnicate"}).exit_code, 2);

@@ -196,13 +196,19 @@ int main(int argc, char** argv) {
                          "Deep validation: value keywords of the schema, BOOL bytes, UTF-8, zero padding "
                          "(plain safetensors files: BOOL bytes)");
   validate_cmd->add_flag("-j,--json", validate.json, "JSON output (an array, one object per file)");
+  validate_cmd
+      ->add_option("--header-schema", validate.header_schema,
+                   "Also check each header, tensors grouped by dotted names (conv1.weight -> "
+                   "conv1/weight), against this JSON Schema of TensorRef leaves (TypeBox output accepted)")
+      ->type_name("SCHEMA");
   validate_cmd->footer(
       "Each file is first checked as safetensors (metatensor-format §2: header, dtypes, shapes, data "
       "offsets). One "
       "without a metatensor.version key is reported as 'valid safetensors, no metatensor schema'.\nExit "
       "status: 0 every file is a valid metatensor file; 1 some file is invalid (the format's error name is "
       "shown); 2 usage error; 3 every file is valid but some are plain safetensors files (metatensor-format "
-      "§8.5).");
+      "§8.5). With --header-schema, a plain safetensors file whose header passes the schema counts as valid "
+      "(0).");
 
   metatensor::cli::dump_args dump;
   CLI::App* dump_cmd = app.add_subcommand(

@@ -44,6 +44,10 @@ struct validate_args {
   std::vector<std::string> files;
   bool deep = false;
   bool json = false;
+  /// `--header-schema S`: also validate each file's safetensors header,
+  /// grouped by dotted names, against the JSON Schema in file S
+  /// (docs/metatensor.md "Header schemas"; MT_HEADER_SCHEMA).
+  std::string header_schema;
 };
 int run_validate(const validate_args& args, std::ostream& out, bool show_progress);
 

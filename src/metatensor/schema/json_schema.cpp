@@ -738,6 +738,7 @@ bool json_schema_evaluator::compiled::eval_object(const node& s, const json& v, 
                                                   std::size_t depth, schema_violation* out) const {
   for (const std::string* name : s.required) {
     if (!v.contains(*name)) {
+      if (out != nullptr) out->member = *name;
       return violate(out, path, s, "required", "missing the required member \"" + *name + "\"");
     }
   }
@@ -802,9 +803,23 @@ bool json_schema_evaluator::compiled::eval_applicators(const node& s, const json
 // ---------------------------------------------------------------------------
 // ---------------------------------------------------------------------------
 
+namespace {
+
+// The document table of an evaluator built from a plain document: the
+// document itself, or, when it holds builder forms (layout.hpp,
+// normalize_builder_schema), a rewritten copy that the table keeps.
+std::shared_ptr<const schema_document> evaluator_table(const nlohmann::json& document) {
+  json rewritten = normalize_builder_schema(document);
+  if (rewritten == document) return std::make_shared<const schema_document>(document);
+  return std::make_shared<const schema_document>(std::make_shared<const json>(std::move(rewritten)));
+}
+
+}  // namespace
+
 json_schema_evaluator::json_schema_evaluator(const nlohmann::json& document)
-    : document_(&document),
-      compiled_(std::make_unique<const compiled>(std::make_shared<const schema_document>(document))) {}
+    : compiled_(std::make_unique<const compiled>(evaluator_table(document))) {
+  document_ = &compiled_->document->root();
+}
 
 json_schema_evaluator::json_schema_evaluator(const compiled_schema& schema)
     : document_(&schema.document()), compiled_(std::make_unique<const compiled>(schema.document_table())) {}

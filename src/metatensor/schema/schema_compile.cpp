@@ -29,8 +29,9 @@ using detail::quoted;
 
 }  // namespace
 
-compiled_schema compile_schema(nlohmann::json document) {
+compiled_schema compile_schema(nlohmann::json document, schema_source source) {
   compiled_schema out;
+  if (source == schema_source::authored) document = normalize_builder_schema(std::move(document));
   auto owned = std::make_shared<const json>(std::move(document));
   const json& doc = *owned;
 
@@ -79,12 +80,12 @@ compiled_schema compile_schema(nlohmann::json document) {
   return out;
 }
 
-compiled_schema compile_schema_text(std::string_view text) {
+compiled_schema compile_schema_text(std::string_view text, schema_source source) {
   json doc = parse_strict_json(text, json_errors{errc::mt_schema_json, errc::mt_schema_json, "schema"});
   if (const std::string big = first_oversized_integer(doc); !big.empty()) {
     throw error(errc::mt_schema_json, "schema: integer " + big + " exceeds 2^53 - 1 (§3.1)");
   }
-  return compile_schema(std::move(doc));
+  return compile_schema(std::move(doc), source);
 }
 
 }  // namespace metatensor

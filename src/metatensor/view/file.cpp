@@ -434,7 +434,7 @@ std::shared_ptr<state> validate(tensogram::buffer image) {
   auto s = std::make_shared<state>(safetensors::file::from_buffer(std::move(image)));  // step 1
   auto keys = check_keys(s->base);                                                     // step 2
   s->alignment = keys.alignment;
-  s->schema = compile_schema(std::move(keys.schema));  // step 3
+  s->schema = compile_schema(std::move(keys.schema), schema_source::embedded);  // step 3
   // The logical tensors present: physical names that are root properties.
   for (const auto& t : s->base.tensors()) {
     if (const auto* l = s->schema.find(t.name())) {
