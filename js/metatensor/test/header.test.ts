@@ -1,7 +1,8 @@
 // Header schemas, "a model is one struct" (docs/metatensor.md "Header
 // schemas"): the concept paper's TensorRef / Layer / Model built with
 // TypeBox, a file written from it, validated, with the failures named as the
-// C++ names them (tests/metatensor/header_schema_test.cpp), and grouped
+// C++ names them (tests/metatensor/header_schema_test.cpp, whose TypeBox
+// output in tests/metatensor/data/typebox/ both read), and grouped
 // typed access.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -16,7 +17,7 @@ import {
 import { Float32 } from "@tensogram/metatensor/typebox";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const data = (name: string) => JSON.parse(readFileSync(join(here, "..", "test", "data", "typebox", name), "utf8"));
+const data = (name: string) => JSON.parse(readFileSync(join(here, "..", "..", "..", "tests", "metatensor", "data", "typebox", name), "utf8"));
 
 // The concept paper's example, verbatim.
 const TensorRef = Type.Object({

@@ -13,7 +13,7 @@ import {
 } from "@tensogram/metatensor";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const data = (name: string) => JSON.parse(readFileSync(join(here, "..", "test", "data", "typebox", name), "utf8"));
+const data = (name: string) => JSON.parse(readFileSync(join(here, "..", "..", "..", "tests", "metatensor", "data", "typebox", name), "utf8"));
 
 function code(f: () => unknown): string {
   try {
