@@ -5,7 +5,8 @@
 // output in tests/metatensor/data/typebox/ both read), and grouped
 // typed access.
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -15,6 +16,10 @@ import {
   serializeSafetensors, validateHeader, type DType, type SafetensorsFile,
 } from "@tensogram/metatensor";
 import { Float32 } from "@tensogram/metatensor/typebox";
+import { CLI, tmp } from "./helpers.js";
+
+// The C++ CLI, when it has `validate --header-schema` (METATENSOR_CLI).
+const headerCli = CLI !== "" && spawnSync(CLI, ["validate", "--help"], { encoding: "utf8" }).stdout.includes("--header-schema");
 
 const here = dirname(fileURLToPath(import.meta.url));
 const data = (name: string) => JSON.parse(readFileSync(join(here, "..", "..", "..", "tests", "metatensor", "data", "typebox", name), "utf8"));
@@ -44,13 +49,15 @@ const seed = (name: string) => [...name].reduce((h, c) => (h * 31 + c.charCodeAt
 const bits: Partial<Record<DType, number>> = { F32: 32, F64: 64, F16: 16, I16: 16, U8: 8 };
 
 function plainFile(specs: Spec[]): Promise<SafetensorsFile> {
-  const bytes = serializeSafetensors(specs.map((s) => {
+  return openSafetensors(plainBytes(specs));
+}
+function plainBytes(specs: Spec[]): Uint8Array {
+  return serializeSafetensors(specs.map((s) => {
     const n = count(s.shape);
     const b = new Uint8Array((n * bits[s.dtype]!) / 8);
     if (s.dtype === "F32") new Float32Array(b.buffer).set(Array.from({ length: n }, (_, i) => seed(s.name) + i));
     return { name: s.name, dtype: s.dtype, shape: s.shape, data: b };
   }));
-  return openSafetensors(bytes);
 }
 const without = (specs: Spec[], name: string) => specs.filter((s) => s.name !== name);
 const withTensor = (specs: Spec[], t: Spec) => [...without(specs, t.name), t];
@@ -188,5 +195,46 @@ describe("header schemas", () => {
     assert.throws(() => HeaderSchema.fromText("{"), (e: MetatensorError) => e.code === "MT_SCHEMA_JSON");
     const s = HeaderSchema.fromText(JSON.stringify(data("concept_module.json")));
     assert.equal((s.document as Record<string, unknown>)["$ref"], undefined); // the module root was read
+  });
+
+  it("the C++ `metatensor validate --header-schema` gives the same verdicts and messages", { skip: headerCli ? false : "METATENSOR_CLI lacks --header-schema" }, async () => {
+    const dir = tmp();
+    const good = conceptTensors();
+    const exact: Spec[] = [
+      { name: "conv1.weight", dtype: "F32", shape: [20, 1, 5, 5] }, { name: "conv1.bias", dtype: "F32", shape: [20] }, { name: "fc.weight", dtype: "F32", shape: [10, 20] },
+    ];
+    const cases: [string, unknown, Spec[]][] = [
+      ["model-good", Model, good],
+      ["model-missing", Model, without(good, "conv2.running_var")],
+      ["model-dtype", Model, withTensor(good, { name: "conv1.bias", dtype: "F64", shape: [20] })],
+      ["model-extra", Model, withTensor(good, { name: "conv3.weight", dtype: "F32", shape: [2] })],
+      ["model-nest", Model, [...good, { name: "conv1.bias.x", dtype: "F32", shape: [1] }]],
+      ["module-group", data("concept_module.json"), withTensor(without(good, "conv1.bias"), { name: "conv1.bias.x", dtype: "F32", shape: [2] })],
+      ["exact-good", data("exact_model.json"), exact],
+      ["exact-shape", data("exact_model.json"), withTensor(exact, { name: "conv1.weight", dtype: "F32", shape: [20, 1, 5, 4] })],
+      ["exact-rank", data("exact_model.json"), withTensor(exact, { name: "conv1.weight", dtype: "F32", shape: [20, 1, 5] })],
+      ["exact-max", data("exact_model.json"), withTensor(exact, { name: "fc.bias", dtype: "F32", shape: [12] })],
+    ];
+    for (const [name, schema, specs] of cases) {
+      const file = join(dir, `${name}.safetensors`);
+      const schemaFile = join(dir, `${name}.schema.json`);
+      writeFileSync(file, plainBytes(specs));
+      writeFileSync(schemaFile, JSON.stringify(schema));
+      let ts: string | undefined;
+      try {
+        validateHeader(await plainFile(specs), schema);
+      } catch (e) {
+        assert.ok(e instanceof MetatensorError && e.code === "MT_HEADER_SCHEMA", String(e));
+        ts = e.detail;
+      }
+      const r = spawnSync(CLI, ["validate", "-j", "--header-schema", schemaFile, file], { encoding: "utf8" });
+      const verdict = JSON.parse(r.stdout)[0];
+      assert.equal(verdict.valid, ts === undefined, `${name}: ${r.stdout}`);
+      if (ts !== undefined) {
+        assert.equal(verdict.error.code, "MT_HEADER_SCHEMA", name);
+        // The C++ message ends "MT_HEADER_SCHEMA: <file>: <detail>".
+        assert.ok(String(verdict.error.message).endsWith(`MT_HEADER_SCHEMA: ${file}: ${ts}`), `${name}: C++ ${verdict.error.message} / TS ${ts}`);
+      }
+    }
   });
 });
