@@ -13,6 +13,8 @@ export type ErrorCode =
   | "MT_PADDING" | "MT_MISALIGNED" | "MT_SCHEMA_DIALECT" | "MT_UNKNOWN_TYPEDEF" | "MT_SCHEMA_TYPE"
   | "MT_SCHEMA_UNSUPPORTED" | "MT_SHAPE" | "MT_TENSOR_DTYPE" | "MT_BLOB_BOUNDS" | "MT_BLOB_ALIGN"
   | "MT_BOOL" | "MT_UTF8" | "MT_NONZERO_PADDING" | "MT_VALUE" | "MT_LIMIT" | "MT_SCHEMA_INCOMPATIBLE"
+  // Header schemas (docs/metatensor.md, an extension of §8).
+  | "MT_HEADER_SCHEMA"
   // §10.6 codes used by remote reading, and misuse of the API.
   | "MT_BAD_RANGE" | "MT_CANCELLED" | "MT_NOT_FOUND" | "MT_PROTOCOL_ERROR" | "MT_INVALID_ARGUMENT";
 

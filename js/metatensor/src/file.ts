@@ -122,7 +122,7 @@ export class MetatensorFile extends SafetensorsFile {
       if (k.startsWith("metatensor.") && !RESERVED.has(k)) fail("MT_UNKNOWN_KEY", `unknown reserved __metadata__ key ${quoted(k)}`);
     }
     // Step 3: the schema and the layout it implies.
-    this.schema = compileSchema(schemaDoc);
+    this.schema = compileSchema(schemaDoc, "embedded"); // §4.3: a file's schema is read strictly
     for (const t of header.tensors) {
       const l = this.schema.find(t.name);
       if (!l) continue;

@@ -11,7 +11,7 @@ export {
   readHeaderLength, parseHeader, serializeSafetensors, planSafetensors, type SafetensorsHeader, type TensorEntry, type TensorInput,
 } from "./safetensors.js";
 export {
-  CompiledSchema, compileSchema, compileSchemaText, checkDialect, layoutTableJson, scalarKeyword, SCALAR_KEYWORDS, SCHEMA_DIALECT_URI,
+  CompiledSchema, type SchemaSource, compileSchema, compileSchemaText, checkDialect, layoutTableJson, scalarKeyword, SCALAR_KEYWORDS, SCHEMA_DIALECT_URI,
   type TensorLayout, type RecordLayout, type FieldLayout, type TypeLayout, type TensorKind,
 } from "./schema.js";
 export { BufferSource, BlobSource, HttpSource, type ByteSource, type HttpOptions, type Input } from "./source.js";
@@ -21,3 +21,6 @@ export { validateDeep, checkValue } from "./deep.js";
 export { evaluate } from "./evaluate.js";
 export { MetatensorWriter, normalizeSchema, type WriterOptions } from "./writer.js";
 export { diffLayouts, requireCompatible, isWidening, type CompatibilityReport, type CompatibilityClass, type SchemaChange } from "./compat.js";
+export { normalizeBuilderSchema } from "./builder.js";
+export { HeaderSchema, JsonSchemaEvaluator, TensorGroup, groupTensors, groupedHeader, validateHeader, type Grouped } from "./header.js";
+export { type Failure } from "./evaluate.js";

@@ -6,7 +6,8 @@
 import { DType, dtypeAlign, dtypeBits, isSubByte } from "./dtypes.js";
 import { ErrorCode, MetatensorError, quoted } from "./errors.js";
 import { compilePattern } from "./evaluate.js";
-import { compareUtf8, hasOwn, isObject, parseStrictJson } from "./json.js";
+import { compareUtf8, hasOwn, isObject, jsonEqual, parseStrictJson } from "./json.js";
+import { normalizeBuilderSchema } from "./builder.js";
 
 export const SCHEMA_DIALECT_URI = "https://json-schema.org/draft/2020-12/schema";
 export const MAX_SCHEMA_DEPTH = 64;
@@ -658,6 +659,14 @@ function checkName(name: string, ptr: string): void {
  * resolver the evaluator needs.
  */
 export function checkDialect(document: unknown): (node: Record<string, unknown>) => unknown {
+  return dialectTable(document).resolve;
+}
+
+/**
+ * @internal checkDialect plus the JSON Pointer of every schema object of the
+ * document (for "schema location" in messages, as the C++ evaluator).
+ */
+export function dialectTable(document: unknown): { resolve: (node: Record<string, unknown>) => unknown; pointerOf: (node: unknown) => string | undefined } {
   const table = new DocumentTable(document);
   walk(table, table.nodes.get("")!, false);
   resolveRefs(table);
@@ -666,15 +675,29 @@ export function checkDialect(document: unknown): (node: Record<string, unknown>)
     if (isObject(n.value) && typeof n.value["pattern"] === "string") compilePattern(n.value["pattern"]);
   }
   const byValue = new Map([...table.nodes.values()].filter((n) => typeof n.value === "object").map((n) => [n.value, n]));
-  return (node) => byValue.get(node)?.refTarget?.value;
+  return { resolve: (node) => byValue.get(node)?.refTarget?.value, pointerOf: (node) => byValue.get(node)?.pointer };
 }
+
+/**
+ * Where a schema comes from, which decides whether builder forms are read
+ * (as the C++ `schema_source`): "authored" (written in code or by TypeBox,
+ * read from a schema file) rewrites TypeBox's draft-07 tuples and module
+ * roots first (builder.ts); "embedded" (a file's `metatensor.schema`) is the
+ * dialect of §4 exactly, so every reader agrees on which files are valid.
+ */
+export type SchemaSource = "authored" | "embedded";
 
 /**
  * Checks a schema document against the dialect (§4) and computes every
  * logical tensor's layout (§5–§6.5). Throws MetatensorError with
- * MT_SCHEMA_DIALECT, MT_UNKNOWN_TYPEDEF, MT_SCHEMA_TYPE, MT_SCHEMA_NAME or MT_LIMIT.
+ * MT_SCHEMA_DIALECT, MT_UNKNOWN_TYPEDEF, MT_SCHEMA_TYPE, MT_SCHEMA_NAME or MT_LIMIT
+ * (pointers name nodes of the rewritten document, for an authored schema).
  */
-export function compileSchema(document: unknown): CompiledSchema {
+export function compileSchema(document: unknown, source: SchemaSource = "authored"): CompiledSchema {
+  if (source === "authored") {
+    const rewritten = normalizeBuilderSchema(document);
+    if (!jsonEqual(rewritten, document)) document = rewritten;
+  }
   if (isObject(document) && hasOwn(document, "$schema") && document["$schema"] !== SCHEMA_DIALECT_URI) {
     fail("MT_SCHEMA_DIALECT", "", `$schema must be ${quoted(SCHEMA_DIALECT_URI)} (§4.1)`);
   }
@@ -713,8 +736,8 @@ export function compileSchema(document: unknown): CompiledSchema {
 }
 
 /** Parses schema text strictly (§3.1, MT_SCHEMA_JSON) and compiles it. */
-export function compileSchemaText(text: string): CompiledSchema {
-  return compileSchema(parseStrictJson(text, { syntax: "MT_SCHEMA_JSON", duplicate: "MT_SCHEMA_JSON", what: "schema" }));
+export function compileSchemaText(text: string, source: SchemaSource = "authored"): CompiledSchema {
+  return compileSchema(parseStrictJson(text, { syntax: "MT_SCHEMA_JSON", duplicate: "MT_SCHEMA_JSON", what: "schema" }), source);
 }
 
 // §7 layout table.

@@ -9,6 +9,7 @@ import { AnyTypedArray, dtypeBits, isSubByte, typedArrayCtor } from "./dtypes.js
 import { MetatensorError, fail, quoted } from "./errors.js";
 import { blobSlots } from "./file.js";
 import { compareUtf8, dumpJson, hasOwn, isObject } from "./json.js";
+import { normalizeBuilderSchema } from "./builder.js";
 import { TensorInput, planSafetensors } from "./safetensors.js";
 import { CompiledSchema, RecordLayout, TensorLayout, TypeLayout, compileSchema, heapName, heapPlacement, layoutTableJson, primaryDtype, primaryPlacement, trailingDim } from "./schema.js";
 import { packSubByte, writeScalar } from "./encode.js";
@@ -373,44 +374,14 @@ function encodeRecord(rec: RecordLayout, v: unknown, dv: DataView, p: number, wh
 }
 
 /**
- * Rewrites what schema builders emit into the dialect (§4.3 normalisation):
- * draft-07 tuples (`items: [...]` with `additionalItems: false`) become
- * `prefixItems` + `items: false`; a builder's non-enumerable or symbol
- * keys never reach the JSON. Returns a plain JSON copy.
+ * Rewrites what schema builders emit into the dialect (§4.3 normalisation,
+ * builder.ts, the same rules as the C++): draft-07 tuples become
+ * `prefixItems` (+ `items` from `additionalItems`), a TypeBox module root
+ * `{"$defs", "$ref"}` the definition it imports; a builder's symbol keys never
+ * reach the JSON. Returns a plain JSON copy; a non-object root is MT_SCHEMA_TYPE.
  */
 export function normalizeSchema(schema: unknown): Record<string, unknown> {
-  const norm = (s: unknown): unknown => {
-    if (Array.isArray(s)) return s.map(norm);
-    if (!isObject(s)) return s;
-    const out: Record<string, unknown> = {};
-    for (const k of Object.keys(s)) {
-      if (s[k] === undefined) continue;
-      Object.defineProperty(out, k, { value: norm(s[k]), enumerable: true, writable: true, configurable: true });
-    }
-    if (Array.isArray(out["items"])) {
-      out["prefixItems"] = out["items"];
-      if (out["additionalItems"] === false || !hasOwn(out, "additionalItems")) {
-        out["items"] = false;
-        delete out["additionalItems"];
-      }
-    }
-    return out;
-  };
-  let r = norm(schema);
-  // A TypeBox module (`Type.Module({...}).Import("X")`) is a root `$ref`
-  // into `$defs`: the root becomes the referenced definition.
-  if (isObject(r) && typeof r["$ref"] === "string" && isObject(r["$defs"])) {
-    const defs = r["$defs"] as Record<string, unknown>;
-    const ref = r["$ref"] as string;
-    const m = /^#\/\$defs\/(.+)$/.exec(ref);
-    const target = m ? defs[decodeURIComponent(m[1]!).replace(/~1/g, "/").replace(/~0/g, "~")] : Object.values(defs).find((d) => isObject(d) && d["$id"] === ref);
-    if (isObject(target)) {
-      const root: Record<string, unknown> = { ...target, $defs: defs };
-      delete root["$id"]; // the definition keeps it; two nodes with one $id would be ambiguous
-      if (r["$schema"] !== undefined) root["$schema"] = r["$schema"];
-      r = root;
-    }
-  }
+  const r = normalizeBuilderSchema(schema);
   if (!isObject(r)) throw new MetatensorError("MT_SCHEMA_TYPE", "the root schema must be an object (§4.6)");
   return r;
 }
