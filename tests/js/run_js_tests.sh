@@ -20,4 +20,6 @@ cd "$work"
 npm ci --no-audit --no-fund --loglevel=error
 npm run --silent build
 npm run --silent build:test
-METATENSOR_CLI="$cli" npm test --silent
+# The shared TypeBox outputs (tests/metatensor/data/typebox), read in place.
+TYPEBOX_DATA_DIR=$(cd "$src/../../tests/metatensor/data/typebox" && pwd) \
+  METATENSOR_CLI="$cli" npm test --silent

@@ -6,23 +6,21 @@
 // typed access.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
 import { Type, type TSchema } from "@sinclair/typebox";
 import {
   FlatTensor, HeaderSchema, MetatensorError, MetatensorWriter, TensorGroup, groupTensors, groupedHeader, openMetatensor, openSafetensors,
   serializeSafetensors, validateHeader, type DType, type SafetensorsFile,
 } from "@tensogram/metatensor";
 import { Float32 } from "@tensogram/metatensor/typebox";
-import { CLI, tmp } from "./helpers.js";
+import { CLI, tmp, typeboxData } from "./helpers.js";
 
 // The C++ CLI, when it has `validate --header-schema` (METATENSOR_CLI).
 const headerCli = CLI !== "" && spawnSync(CLI, ["validate", "--help"], { encoding: "utf8" }).stdout.includes("--header-schema");
 
-const here = dirname(fileURLToPath(import.meta.url));
-const data = (name: string) => JSON.parse(readFileSync(join(here, "..", "..", "..", "tests", "metatensor", "data", "typebox", name), "utf8"));
+const data = typeboxData;
 
 // The concept paper's example, verbatim.
 const TensorRef = Type.Object({

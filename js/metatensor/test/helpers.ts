@@ -2,13 +2,25 @@
 // files, and a small .npy writer so that the C++ `metatensor from-npy` can
 // produce reference files of every kind it supports.
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { parseStrictJson } from "@tensogram/metatensor";
 
 export const CLI = process.env["METATENSOR_CLI"] ?? "";
 /** `{ skip }` option for tests that need the C++ CLI. */
+// The repository's TypeBox outputs (tests/metatensor/data/typebox), shared with
+// the C++ tests: TYPEBOX_DATA_DIR when the package is tested from a copy
+// (tests/js/run_js_tests.sh), else found from dist-test/ in the source tree.
+const typeboxDataDir =
+  process.env["TYPEBOX_DATA_DIR"] ??
+  join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "tests", "metatensor", "data", "typebox");
+
+export function typeboxData(name: string): any {
+  return JSON.parse(readFileSync(join(typeboxDataDir, name), "utf8"));
+}
+
 export const needsCli = { skip: CLI === "" ? "METATENSOR_CLI is not set (path of the C++ metatensor tool)" : false };
 
 export function tmp(): string {

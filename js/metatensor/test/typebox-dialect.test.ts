@@ -4,16 +4,13 @@
 // schema is authored (compileSchema, the writer, JsonSchemaEvaluator, header
 // schemas); a file's embedded schema is read strictly (§4.3).
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
 import { describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
 import {
   JsonSchemaEvaluator, MetatensorError, MetatensorWriter, compileSchema, normalizeBuilderSchema, openMetatensor, validateDeep,
 } from "@tensogram/metatensor";
+import { typeboxData } from "./helpers.js";
 
-const here = dirname(fileURLToPath(import.meta.url));
-const data = (name: string) => JSON.parse(readFileSync(join(here, "..", "..", "..", "tests", "metatensor", "data", "typebox", name), "utf8"));
+const data = typeboxData;
 
 function code(f: () => unknown): string {
   try {
