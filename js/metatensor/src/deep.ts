@@ -4,20 +4,11 @@
 // padding tensors) [MT_NONZERO_PADDING], then value keywords [MT_VALUE].
 import { MetatensorError } from "./errors.js";
 import { evaluate } from "./evaluate.js";
+import { indexPointer, tok } from "./pointer.js";
 import type { MetatensorFile } from "./file.js";
 import { RecordLayout, TypeLayout } from "./schema.js";
 import { BlobTensor, RecordTensor, TensorView, decodeString } from "./views.js";
 
-const tok = (t: string | number) => "/" + String(t).replace(/~/g, "~0").replace(/\//g, "~1");
-
-function indexPointer(dims: readonly number[], i: number): string {
-  const idx: number[] = [];
-  for (let d = dims.length - 1; d >= 0; d--) {
-    idx.unshift(i % dims[d]!);
-    i = Math.floor(i / dims[d]!);
-  }
-  return idx.map(tok).join("");
-}
 
 interface Ctx {
   dv: DataView;

@@ -9,6 +9,7 @@ import { AnyTypedArray, dtypeBits, isSubByte, typedArrayCtor } from "./dtypes.js
 import { MetatensorError, fail, quoted } from "./errors.js";
 import { blobSlots } from "./file.js";
 import { compareUtf8, dumpJson, hasOwn, isObject } from "./json.js";
+import { indexPointer, tok } from "./pointer.js";
 import { normalizeBuilderSchema } from "./builder.js";
 import { TensorInput, planSafetensors } from "./safetensors.js";
 import { CompiledSchema, RecordLayout, TensorLayout, TypeLayout, compileSchema, heapName, heapPlacement, layoutTableJson, primaryDtype, primaryPlacement, trailingDim } from "./schema.js";
@@ -17,7 +18,6 @@ import { packSubByte, writeScalar } from "./encode.js";
 const utf8Enc = new TextEncoder();
 const utf8Dec = new TextDecoder("utf-8", { fatal: true });
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
-const tok = (t: string | number) => "/" + String(t).replace(/~/g, "~0").replace(/\//g, "~1");
 
 export interface WriterOptions {
   /** File alignment A (§3.1): a power of two, 16..65536. Default 64. */
@@ -289,15 +289,6 @@ function buildHeap(v: Values, primary: Uint8Array, name: string): Uint8Array {
     at += part.byteLength;
   }
   return heap;
-}
-
-function indexPointer(dims: readonly number[], i: number): string {
-  const idx: number[] = [];
-  for (let d = dims.length - 1; d >= 0; d--) {
-    idx.unshift(i % dims[d]!);
-    i = Math.floor(i / dims[d]!);
-  }
-  return idx.map(tok).join("");
 }
 
 interface Sink {
