@@ -92,22 +92,6 @@ args parse(int argc, char** argv) {
   return a;
 }
 
-// {VmRSS, RssAnon} of `pid` in KiB.
-tgtest::rss_kib rss_of(pid_t pid) {
-  std::ifstream in(numbered("/proc/", static_cast<std::uint64_t>(pid)) + "/status");
-  tgtest::rss_kib r;
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream s(line);
-    std::string key;
-    std::uint64_t value = 0;
-    s >> key >> value;
-    if (key == "VmRSS:") r.total = value;
-    if (key == "RssAnon:") r.anon = value;
-  }
-  return r;
-}
-
 // CPU seconds (user + system, all threads) `pid` has used.
 double cpu_seconds(pid_t pid) {
   std::ifstream in(numbered("/proc/", static_cast<std::uint64_t>(pid)) + "/stat");
@@ -169,7 +153,7 @@ tgtest::rss_kib with_peak_rss(pid_t pid, F&& f) {
   tgtest::rss_kib peak;
   std::thread sampler([&] {
     while (running) {
-      const auto r = rss_of(pid);
+      const auto r = tgtest::process_rss(pid);
       peak.total = std::max(peak.total, r.total);
       peak.anon = std::max(peak.anon, r.anon);
       std::this_thread::sleep_for(10ms);
@@ -234,7 +218,7 @@ int main(int argc, char** argv) {
 
   int rc = 0;
   try {
-    const auto idle = rss_of(child);
+    const auto idle = tgtest::process_rss(child);
     tgtest::attack_config cfg;
     cfg.port = port;
     cfg.resource = "model.safetensors";

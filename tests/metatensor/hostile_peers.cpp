@@ -279,8 +279,9 @@ void hostile_load::flood() noexcept {
   }
 }
 
-rss_kib current_rss() {
-  std::ifstream in("/proc/self/status");
+namespace {
+rss_kib rss_from_status(const std::string& path) {
+  std::ifstream in(path);
   rss_kib r;
   std::string line;
   while (std::getline(in, line)) {
@@ -292,6 +293,15 @@ rss_kib current_rss() {
     if (key == "RssAnon:") r.anon = value;
   }
   return r;
+}
+}  // namespace
+
+rss_kib current_rss() {
+  return rss_from_status("/proc/self/status");
+}
+
+rss_kib process_rss(int pid) {
+  return rss_from_status("/proc/" + std::to_string(pid) + "/status");
 }
 
 }  // namespace tgtest

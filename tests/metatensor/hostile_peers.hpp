@@ -80,5 +80,7 @@ struct rss_kib {
   std::uint64_t anon = 0;
 };
 [[nodiscard]] rss_kib current_rss();
+// The same for another process (/proc/PID/status); zeros when it is gone.
+[[nodiscard]] rss_kib process_rss(int pid);
 
 }  // namespace tgtest
