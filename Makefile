@@ -59,7 +59,7 @@ METATENSOR := $(BUILD_DIR)/tools/metatensor/metatensor
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 FORMAT_DIRS := include src tools tests bench fuzz examples python/src fortran
 
-.PHONY: help deps build demo test test-sanitize soak fuzz fuzz-long bench format format-check install clean interop-deps
+.PHONY: help deps build demo test test-sanitize soak fuzz fuzz-long bench format format-check install clean
 
 help:
 	@echo "make demo           install deps, build Release into $(BUILD_DIR)/, run the demo into $(OUT_DIR)/"
@@ -67,7 +67,6 @@ help:
 	@echo "make test-sanitize  the same under ASan+UBSan in $(ASAN_DIR)/ (Debug)"
 	@echo "make soak           the crash-safety tests with SOAK_KILLS=$(SOAK_KILLS) SIGKILLs per writer, in $(TEST_DIR)/"
 	@echo "make deps           install the Debian packages: $(DEPS)"
-	@echo "make interop-deps   install the independent QUIC peer of the interop tests (npm; make test tries it)"
 	@echo "make build          Release build into $(BUILD_DIR)/"
 	@echo "make fuzz           libFuzzer targets (clang) for FUZZ_SECONDS=$(FUZZ_SECONDS) s each"
 	@echo "make fuzz-long      every libFuzzer target for FUZZ_RUNS=$(FUZZ_RUNS) executions (hours; not in CI)"
@@ -135,26 +134,11 @@ TEST_OPT_FLAGS := -O3 -g1 -DNDEBUG
 # which kept CI over the hour.
 SANITIZE_OPT_FLAGS := -O1 -g1
 test: deps
-	-@$(MAKE) --no-print-directory interop-deps
 	$(CMAKE) -S . -B $(TEST_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$(TEST_OPT_FLAGS)" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=$(TEST_OPT_FLAGS)" \
 	  $(CMAKE_ARGS)
 	$(CMAKE) --build $(TEST_DIR) -j $(JOBS)
 	cd $(TEST_DIR) && $(CTEST) --output-on-failure -j $(JOBS)
-
-# The independent QUIC peer of tests/metatensor/quic_interop_test.cpp
-# (Cloudflare quiche through @matrixai/quic, from the npm registry, versions
-# pinned by its package-lock.json). Needs node and npm; `make test` tries it
-# and the interop tests are skipped when it could not be installed.
-INTEROP_QUICHE := tests/interop/quiche
-interop-deps:
-	@command -v npm >/dev/null 2>&1 || { echo "==> npm not found: the QUIC interop peer is not installed"; exit 1; }
-	@if [ -d $(INTEROP_QUICHE)/node_modules/@matrixai/quic ]; then \
-	  echo "==> QUIC interop peer present"; \
-	else \
-	  echo "==> installing the QUIC interop peer ($(INTEROP_QUICHE))"; \
-	  cd $(INTEROP_QUICHE) && npm ci --no-audit --no-fund; \
-	fi
 
 # The crash-safety harness (tests/tools/crash_safety_test.cpp) with hundreds
 # of kill points per writer instead of the default suite's 30; takes minutes.
@@ -170,7 +154,6 @@ soak: deps
 # test` runs: they rebuild consumer programs and check the installed layout,
 # which the sanitizers have nothing to add to.
 test-sanitize: deps
-	-@$(MAKE) --no-print-directory interop-deps
 	$(CMAKE) -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=Debug -DTENSOGRAM_SANITIZE=ON \
 	  "-DCMAKE_CXX_FLAGS_DEBUG=$(SANITIZE_OPT_FLAGS)" "-DCMAKE_C_FLAGS_DEBUG=$(SANITIZE_OPT_FLAGS)" \
 	  "-DCMAKE_Fortran_FLAGS_DEBUG=$(SANITIZE_OPT_FLAGS)" $(CMAKE_ARGS)

@@ -357,17 +357,25 @@ TEST(AsyncExecutor, CancelAndTimeoutSettleOnceAndCallTheHookOnce) {
   EXPECT_THROW(queued.get(), tg::cancelled_error);
   af::async_options timed;
   timed.timeout = 20ms;
-  timed.on_settled = [&] { hooks.fetch_add(1); };
+  // The hook runs after the future is ready, on the thread that timed it out:
+  // `expiring.get()` can return before it has run, so wait for it explicitly.
+  std::promise<void> timed_hook_ran;
+  std::atomic<int> timed_hooks{0};
+  timed.on_settled = [&] {
+    hooks.fetch_add(1);
+    if (timed_hooks.fetch_add(1) == 0) timed_hook_ran.set_value();
+  };
   auto expiring = exec.run(
       "expiring", [] {}, timed);
   EXPECT_THROW(expiring.get(), tg::timeout_error);
+  ASSERT_EQ(timed_hook_ran.get_future().wait_for(very_long), std::future_status::ready);
   release.set_value();
   blocker.get();
   // Both were skipped: settled while queued.
   auto after = exec.run("after", [] {});
   after.get();
   EXPECT_FALSE(second_ran.load());
-  EXPECT_EQ(hooks.load(), 2);
+  EXPECT_EQ(hooks.load(), 2);  // once each
 }
 
 TEST(AsyncFile, OnSettledIsCalledForFileOperations) {

@@ -4,8 +4,9 @@
 // fetches tensors per spec 06 §10 — also through a Retry round trip — and
 // refuses a server whose certificate is not the pinned one.
 //
-// The peer's packages come from the npm registry (`make interop-deps`, which
-// `make test` runs); without them, or without `node`, the tests are skipped,
+// The peer's packages come from the npm registry: CTest's setup test
+// quic_interop_peer_install (tests/interop/quiche/install_peer.sh) runs `npm ci`
+// into the build tree. Without them, or without `node`, the tests are skipped,
 // unless TENSOGRAM_REQUIRE_INTEROP=1 makes that a failure.
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -112,9 +113,11 @@ class QuicInterop : public ::testing::Test {
       const char* require = std::getenv("TENSOGRAM_REQUIRE_INTEROP");
       if (require != nullptr && std::string(require) == "1") {
         FAIL() << "the quiche peer is not installed (node: " << (node_.empty() ? "missing" : node_.string())
-               << "); run `make interop-deps`";
+               << ") in " << peer_dir.string()
+               << "; see the output of the CTest test quic_interop_peer_install";
       }
-      GTEST_SKIP() << "the quiche peer is not installed: `make interop-deps` (npm) installs it";
+      GTEST_SKIP() << "the quiche peer is not installed in " << peer_dir.string()
+                   << ": the CTest test quic_interop_peer_install (npm ci) installs it";
     }
     std::random_device rd;
     dir_ =
