@@ -518,6 +518,91 @@ TEST(MetatensorCli, ValidateHeaderSchema) {
   EXPECT_EQ(mt({"validate", "--header-schema", (dir / "none.json").string(), good}).exit_code, 1);
 }
 
+// `from-json`: every kind from a schema and a logical value; the library
+// reads the file back to the same logical value, and the schema may come
+// from an existing metatensor file.
+TEST(MetatensorCli, FromJsonWritesEveryKindAndReadsBackTheSameValue) {
+  const scratch_dir dir;
+  const nlohmann::json schema = nlohmann::json::parse(R"({
+    "type": "object", "required": ["rows", "names", "parts"],
+    "properties": {
+      "rows": {"type": "array", "items": {"type": "array", "TypeDef:List": true,
+                                          "items": {"type": "number", "TypeDef:Float64": true}}},
+      "names": {"type": "array", "items": {"type": "string", "TypeDef:String": true}},
+      "parts": {"type": "array", "items": {"$ref": "#/$defs/P"}},
+      "big": {"type": "array", "items": {"type": "integer", "TypeDef:Uint64": true}}
+    },
+    "$defs": {"P": {"type": "object", "TypeDef:Struct": true, "required": ["id", "at", "tags"],
+      "properties": {"id": {"type": "integer", "TypeDef:Int16": true},
+                     "at": {"type": "array", "minItems": 2, "maxItems": 2,
+                            "items": {"type": "number", "TypeDef:Float32": true}},
+                     "tags": {"type": "array", "TypeDef:List": true,
+                              "items": {"type": "integer", "TypeDef:Uint8": true}}}}}
+  })");
+  const nlohmann::json values = nlohmann::json::parse(R"({
+    "rows": [[1.5, -2], [], [3, 4, 5e300]],
+    "names": ["a", "", "grüße ✓"],
+    "parts": [{"id": -3, "at": [0.5, 1], "tags": [1, 2, 255]}, {"id": 7, "at": [2, -4], "tags": []}],
+    "big": [18446744073709551615, 9007199254740993]
+  })");
+  write_text(dir / "s.json", schema.dump());
+  write_text(dir / "v.json", values.dump());
+  const auto r =
+      mt({"from-json", (dir / "s.json").string(), (dir / "v.json").string(), "-o", (dir / "out.mt").string(),
+          "--alignment", "16", "--metadata", "origin=test", "--metadata", "k=a=b", "--no-sync"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "Wrote 4 tensors to " + (dir / "out.mt").string() + "\n");
+  const metatensor::file f = metatensor::file::open(dir / "out.mt");
+  EXPECT_EQ(f.logical_value(), values);
+  EXPECT_EQ(f.alignment(), 16u);
+  EXPECT_EQ(f.user_metadata().at("origin"), "test");
+  EXPECT_EQ(f.user_metadata().at("k"), "a=b");
+  EXPECT_EQ(mt({"validate", "--deep", (dir / "out.mt").string()}).exit_code, 0);
+
+  // The schema taken from that file; a subset of the tensors (all required ones).
+  nlohmann::json fewer = values;
+  fewer.erase("big");
+  write_text(dir / "v2.json", fewer.dump());
+  const auto again = mt({"from-json", (dir / "out.mt").string(), (dir / "v2.json").string(), "-o",
+                         (dir / "again.mt").string()});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(metatensor::file::open(dir / "again.mt").logical_value(), fewer);
+}
+
+TEST(MetatensorCli, FromJsonErrorsNameTheValueAndKeepTheOutput) {
+  const scratch_dir dir;
+  write_text(dir / "s.json", R"({"type": "object", "properties": {
+    "x": {"type": "array", "items": {"type": "integer", "TypeDef:Uint8": true}}}})");
+  write_text(dir / "out.mt", "existing");
+  const auto run = [&](const std::string& values, std::vector<std::string> extra = {}) {
+    write_text(dir / "v.json", values);
+    std::vector<std::string> args = {"from-json", (dir / "s.json").string(), (dir / "v.json").string(), "-o",
+                                     (dir / "out.mt").string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return mt(args);
+  };
+  auto r = run(R"({"x": [1, 256]})");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("MT_VALUE"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("/x/1"), std::string::npos) << r.err;
+  r = run(R"([1, 2])");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("must be a JSON object"), std::string::npos) << r.err;
+  r = run(R"({"x": [1,)");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("not JSON"), std::string::npos) << r.err;
+  r = run(R"({"y": [1]})");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("MT_TENSOR_SET"), std::string::npos) << r.err;
+  r = run(R"({"x": [1]})", {"--metadata", "novalue"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("expected KEY=VALUE"), std::string::npos) << r.err;
+  r = run(R"({"x": [1]})", {"--metadata", "metatensor.version=2"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("MT_UNKNOWN_KEY"), std::string::npos) << r.err;
+  EXPECT_EQ(read_file(dir / "out.mt"), bytes_of("existing"));
+}
+
 TEST(MetatensorCli, UsageErrorsExitTwo) {
   EXPECT_EQ(mt({}).exit_code, 2);
   EXPECT_EQ(mt({"frobnicate"}).exit_code, 2);

@@ -1,54 +1,19 @@
 // `metatensor diff OLD NEW` (spec 06 §11.5). Exit 0 compatible, 1
 // incompatible, 3 compatible but some dimension bound of NEW is tighter than
 // OLD's (old files may fail to open with NEW: MT_SHAPE).
-#include <fstream>
 #include <iomanip>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include <metatensor.hpp>
 
 #include "metatensor_commands.hpp"
-#include "tool_error.hpp"
+#include "schema_file.hpp"
 
 namespace metatensor::cli {
-namespace {
-
-using tensogram::cli::tool_error;
-
-// A schema given as a JSON document, or embedded in a metatensor file. The
-// file is tried first: a JSON document never passes the safetensors checks.
-compiled_schema load_schema(const std::string& path) {
-  std::optional<safetensors::file> st;
-  try {
-    st.emplace(safetensors::file::open(path));
-  } catch (const metatensor::error&) {
-    // Not a safetensors file: read it as a schema document below.
-  }
-  if (st) {
-    const auto it = st->metadata().find("metatensor.schema");
-    if (it == st->metadata().end()) {
-      throw tool_error(path +
-                       ": a safetensors file without a metatensor schema (no \"metatensor.schema\" key)");
-    }
-    return compile_schema_text(it->second);
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw tool_error(path + ": cannot open");
-  std::ostringstream text;
-  text << in.rdbuf();
-  try {
-    return compile_schema_text(text.str());
-  } catch (const metatensor::error& e) {
-    throw tool_error(path + ": neither a metatensor file nor a valid schema document: " + e.what());
-  }
-}
-
-}  // namespace
 
 int run_diff(const diff_args& args, std::ostream& out) {
-  const compiled_schema old_schema = load_schema(args.old_path);
-  const compiled_schema new_schema = load_schema(args.new_path);
+  const compiled_schema old_schema = load_schema_file(args.old_path);
+  const compiled_schema new_schema = load_schema_file(args.new_path);
   const compatibility_report report = compatibility(old_schema, new_schema);
   if (args.json) {
     nlohmann::json doc = {{"verdict", compatibility_class_name(report.verdict)},

@@ -303,6 +303,30 @@ int main(int argc, char** argv) {
       "Do not fsync the output: faster, but a power loss soon after may lose it (a crash of the "
       "process still leaves the old file or the new one)");
 
+  metatensor::cli::from_json_args from_json;
+  CLI::App* from_json_cmd = app.add_subcommand(
+      "from-json",
+      "Write a file of any kind from a schema and a logical value: a JSON object with one member per tensor "
+      "(nested arrays for the dims, records as objects, strings, ragged lists as arrays; metatensor-format "
+      "§8.3)");
+  from_json_cmd->add_option("schema", from_json.schema, "The schema: a .json schema or a metatensor file")
+      ->required()
+      ->type_name("SCHEMA");
+  from_json_cmd->add_option("values", from_json.values, "The logical value (JSON object)")
+      ->required()
+      ->type_name("VALUES.json");
+  from_json_cmd->add_option("-o,--output", from_json.output, "Output file (replaced atomically)")
+      ->required()
+      ->type_name("OUT");
+  from_json_cmd->add_option("--alignment", from_json.alignment, "File alignment A (power of two, 16..65536)")
+      ->type_name("A");
+  from_json_cmd->add_option("--metadata", from_json.metadata, "A user __metadata__ entry (repeatable)")
+      ->type_name("KEY=VALUE");
+  from_json_cmd->add_flag(
+      "--no-sync", from_json.no_sync,
+      "Do not fsync the output: faster, but a power loss soon after may lose it (a crash of the "
+      "process still leaves the old file or the new one)");
+
   metatensor::cli::serve_args serve;
   CLI::App* serve_cmd = add_serve(app, serve);
 
@@ -332,6 +356,8 @@ int main(int argc, char** argv) {
       metatensor::cli::run_to_tgm(to_tgm, std::cout, std::cerr, show_progress);
     } else if (from_npy_cmd->parsed()) {
       metatensor::cli::run_from_npy(from_npy, std::cout, std::cerr, show_progress);
+    } else if (from_json_cmd->parsed()) {
+      metatensor::cli::run_from_json(from_json, std::cout);
     } else if (serve_cmd->parsed()) {
       return metatensor::cli::run_serve(serve, std::cout, std::cerr);
     } else if (fetch_cmd->parsed()) {

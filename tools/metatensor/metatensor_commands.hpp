@@ -105,6 +105,20 @@ struct from_npy_args {
 };
 void run_from_npy(const from_npy_args& args, std::ostream& out, std::ostream& err, bool show_progress);
 
+/// `from-json SCHEMA VALUES -o OUT`: the logical value in VALUES (a JSON
+/// object, one member per tensor, spec 06 §8.3) written with the schema in
+/// SCHEMA (a schema document or a metatensor file).
+struct from_json_args {
+  std::string schema;
+  std::string values;
+  std::string output;
+  std::uint64_t alignment = 64;
+  std::vector<std::string> metadata;  ///< --metadata KEY=VALUE: user `__metadata__` keys
+  /// --no-sync: skip the fsync of the output (atomic_write_options::sync).
+  bool no_sync = false;
+};
+void run_from_json(const from_json_args& args, std::ostream& out);
+
 /// `serve DIR`: serves the files of DIR over QUIC (spec 06 §10) until
 /// SIGINT/SIGTERM. The first stdout line is
 /// "serving DIR at metatensor://HOST:PORT/ (certificate: PATH)" with the

@@ -1,5 +1,6 @@
 // Cross-language tests with the C++ CLI (METATENSOR_CLI): files written by
-// C++ (`metatensor from-npy`) read identically by TS and rewritten byte for
+// C++ (`metatensor from-npy`, and `metatensor from-json` for every kind
+// including ragged lists) read identically by TS and rewritten byte for
 // byte; files written by TS pass `metatensor validate --deep` and `metatensor
 // dump` reads the values TS wrote.
 import assert from "node:assert/strict";
@@ -143,6 +144,88 @@ describe("files written by C++ are read identically by TS", needsCli, () => {
       await fromPath.close();
     });
   }
+});
+
+/** JSON text of a logical value: bigints as exact integer literals (JSON.stringify refuses them). */
+function logicalJson(v: unknown): string {
+  const marks: string[] = [];
+  const text = JSON.stringify(v, (_k, x: unknown) => {
+    if (typeof x === "bigint") {
+      marks.push(x.toString());
+      return `\u0000big${marks.length - 1}`;
+    }
+    if (typeof x === "number" && !Number.isFinite(x)) throw new Error("non-finite values cannot be written as JSON");
+    return x;
+  });
+  return text.replace(/"\\u0000big(\d+)"/g, (_m, i: string) => marks[Number(i)]!);
+}
+
+/** `v` with every non-finite number replaced by 0 (JSON cannot carry them to `from-json`). */
+function finiteOnly(v: unknown): unknown {
+  if (typeof v === "number") return Number.isFinite(v) ? v : 0;
+  if (Array.isArray(v)) return v.map(finiteOnly);
+  if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, finiteOnly(x)]));
+  return v;
+}
+
+describe("files of every kind written by C++ (`metatensor from-json`) are read identically by TS", needsCli, () => {
+  for (const c of TS_CASES) {
+    it(c.name, async () => {
+      const dir = tmp();
+      const values = finiteOnly(c.values) as Record<string, unknown>;
+      writeFileSync(join(dir, "schema.json"), JSON.stringify(c.schema));
+      writeFileSync(join(dir, "values.json"), logicalJson(values));
+      const out = join(dir, "cpp.mt");
+      const r = cli("from-json", join(dir, "schema.json"), join(dir, "values.json"), "-o", out,
+        "--alignment", String(c.alignment ?? 64), "--metadata", "origin=C++", "--no-sync");
+      assert.equal(r.status, 0, r.stdout + r.stderr);
+      const bytes = new Uint8Array(readFileSync(out));
+      // TS reads what C++ wrote: every tensor's logical value, the user metadata, a deep validation.
+      const f = await openMetatensor(bytes);
+      await validateDeep(f);
+      assert.deepEqual([...f.userMetadata], [["origin", "C++"]]);
+      // The TS writer, given the same schema and values, writes the same bytes,
+      // and TS reads the same logical value from both files (values rounded to
+      // the dtype, e.g. BF16, the same way by both writers).
+      const w = new MetatensorWriter(c.schema, { alignment: c.alignment ?? 64, metadata: { origin: "C++" } });
+      for (const [k, v] of Object.entries(values)) w.set(k, v);
+      const tsBytes = w.serialize();
+      assert.deepEqual(Buffer.from(tsBytes), Buffer.from(bytes));
+      const cppValue = asDumped(await f.value()) as Record<string, unknown>;
+      assert.deepEqual(cppValue, asDumped(await (await openMetatensor(tsBytes)).value()));
+      assert.deepEqual(Object.keys(cppValue).sort(), Object.keys(values).sort());
+      // Every tensor through its typed accessor too, not only the logical value.
+      for (const t of f.names) {
+        const v = await f.get(t);
+        assert.ok(["flat", "struct", "blob"].includes(v.kind), `${t}: ${v.kind}`);
+      }
+    });
+  }
+
+  it("ragged lists of a C++-written file are typed views into the file image", async () => {
+    const c = TS_CASES[2]!;
+    const dir = tmp();
+    writeFileSync(join(dir, "schema.json"), JSON.stringify(c.schema));
+    writeFileSync(join(dir, "values.json"), logicalJson(c.values));
+    const out = join(dir, "cpp.mt");
+    const r = cli("from-json", join(dir, "schema.json"), join(dir, "values.json"), "-o", out, "--alignment", "16");
+    assert.equal(r.status, 0, r.stdout + r.stderr);
+    const bytes = new Uint8Array(readFileSync(out));
+    const f = await openMetatensor(bytes);
+    const rows = await f.blobs("rows");
+    const r0 = rows.at(0) as Float64Array;
+    assert.ok(r0 instanceof Float64Array);
+    assert.deepEqual([...r0], [1, 2, 3]);
+    assert.equal(r0.buffer, bytes.buffer);
+    assert.equal((rows.at(1) as Float64Array).length, 0);
+    const grid = await f.blobs("grid");
+    assert.deepEqual([...(grid.at([1, 1]) as Int16Array)], [-4, 5, 6]);
+    const tracks = await f.records("tracks");
+    const hits = tracks.at(0).get("hits") as { get(p: string): unknown }[];
+    assert.equal(hits.length, 2);
+    assert.equal(hits[0]!.get("t"), 0.5);
+    assert.equal(tracks.at(1).get("origin.tag"), "ümlaut ✓");
+  });
 });
 
 describe("files written by TS pass the C++ checks", needsCli, () => {
