@@ -1,4 +1,6 @@
 // Schemas and logical values of every kind, shared by the tests.
+import { MetatensorWriter } from "@tensogram/metatensor";
+
 /** Schemas and values of every kind, written by TS. */
 const F = (kw: string, type = "number") => ({ type, [`TypeDef:${kw}`]: true });
 const arr = (items: unknown, extra: Record<string, unknown> = {}) => ({ type: "array", items, ...extra });
@@ -93,3 +95,22 @@ export const TS_CASES: { name: string; schema: Record<string, unknown>; values: 
   },
 ];
 
+/**
+ * A file whose flat tensor "a" (`count` float32 values, i) dwarfs the rest —
+ * "b" (1000 float64, -i) and strings "s" — so that "only its bytes" is measurable
+ * in the range-request tests.
+ */
+export function bigFlatFile(count: number): Uint8Array {
+  const w = new MetatensorWriter({
+    type: "object",
+    properties: {
+      a: { type: "array", items: { type: "number", "TypeDef:Float32": true } },
+      b: { type: "array", items: { type: "number", "TypeDef:Float64": true } },
+      s: { type: "array", items: { type: "string", "TypeDef:String": true } },
+    },
+  });
+  w.setFlat("a", [count], Float32Array.from({ length: count }, (_, i) => i));
+  w.setFlat("b", [1000], Float64Array.from({ length: 1000 }, (_, i) => -i));
+  w.set("s", ["x", "yy", "zzz"]);
+  return w.serialize();
+}

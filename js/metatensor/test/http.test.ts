@@ -8,7 +8,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { HttpSource, MetatensorError, MetatensorFile, MetatensorWriter, openMetatensor, validateDeep } from "@tensogram/metatensor";
-import { TS_CASES } from "./cases.js";
+import { TS_CASES, bigFlatFile } from "./cases.js";
 
 interface Log {
   requests: { path: string; range?: string; sent: number }[];
@@ -19,21 +19,6 @@ function makeFile(): Uint8Array {
   const w = new MetatensorWriter(c.schema, { alignment: 64 });
   for (const [k, v] of Object.entries(c.values)) w.set(k, v);
   // A large flat tensor so that "only its bytes" is measurable.
-  return w.serialize();
-}
-
-function bigFile(): Uint8Array {
-  const w = new MetatensorWriter({
-    type: "object",
-    properties: {
-      a: { type: "array", items: { type: "number", "TypeDef:Float32": true } },
-      b: { type: "array", items: { type: "number", "TypeDef:Float64": true } },
-      s: { type: "array", items: { type: "string", "TypeDef:String": true } },
-    },
-  });
-  w.setFlat("a", [250_000], Float32Array.from({ length: 250_000 }, (_, i) => i));
-  w.setFlat("b", [1000], Float64Array.from({ length: 1000 }, (_, i) => -i));
-  w.set("s", ["x", "yy", "zzz"]);
   return w.serialize();
 }
 
@@ -49,7 +34,7 @@ describe("http(s) range loading", () => {
 
   before(async () => {
     files["/small.mt"] = { bytes: makeFile(), etag: '"v1"' };
-    files["/big.mt"] = { bytes: bigFile(), etag: '"v1"' };
+    files["/big.mt"] = { bytes: bigFlatFile(250_000), etag: '"v1"' };
     server = createServer((req, res) => {
       const url = req.url ?? "";
       const path = url.replace(/\?.*$/, "");

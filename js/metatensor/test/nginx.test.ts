@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { MetatensorError, MetatensorFile, MetatensorWriter, openMetatensor, validateDeep } from "@tensogram/metatensor";
 import { asDumped } from "./helpers.js";
-import { TS_CASES } from "./cases.js";
+import { TS_CASES, bigFlatFile } from "./cases.js";
 
 const NGINX = process.env["TENSOGRAM_NGINX"] || "/usr/sbin/nginx";
 
@@ -138,18 +138,7 @@ describe("range loading from nginx", { skip: nginxMissing() }, () => {
 
   before(async () => {
     await server.start();
-    const w = new MetatensorWriter({
-      type: "object",
-      properties: {
-        a: { type: "array", items: { type: "number", "TypeDef:Float32": true } },
-        b: { type: "array", items: { type: "number", "TypeDef:Float64": true } },
-        s: { type: "array", items: { type: "string", "TypeDef:String": true } },
-      },
-    });
-    w.setFlat("a", [1_000_000], Float32Array.from({ length: 1_000_000 }, (_, i) => i * 0.5));
-    w.setFlat("b", [1000], Float64Array.from({ length: 1000 }, (_, i) => -i));
-    w.set("s", ["x", "yy", "zzz"]);
-    big = w.serialize();
+    big = bigFlatFile(1_000_000);
     writeFileSync(join(server.root, "big.mt"), big);
     const c = TS_CASES[2]!;
     const e = new MetatensorWriter(c.schema, { alignment: c.alignment ?? 64 });
