@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "spec_files.hpp"
+#include "src/metatensor/schema/layout_table.hpp"
 
 namespace mt = metatensor;
 using json = nlohmann::json;
@@ -199,6 +200,47 @@ TEST(LayoutWorkedExample, LayoutTableEqualsSection7) {
       {"kind":"flat","data":"positions","rank":2,"align":64,"dtype":"F32"}}})"));
   const std::vector<std::string> unknown{"nope"};
   EXPECT_THROW((void)mt::layout_table_json(s, unknown, 64), tensogram::invalid_arg_error);
+}
+
+// The entry comparison a reader runs instead of rendering the whole
+// recomputed table (issue 27) agrees with JSON equality on every kind and on
+// mutations of each member: removed, retyped, renamed, numbers written as
+// floats (equal by value in nlohmann), and an extra member.
+TEST(LayoutWorkedExample, EntryComparisonAgreesWithJsonEquality) {
+  const auto s = mt::compile_schema_text(worked_example);
+  std::size_t mutations = 0;
+  for (const std::uint64_t a : {16U, 64U}) {
+    for (const auto& [name, t] : s.tensors()) {
+      const json entry = mt::detail::layout_entry_json(t, a);
+      EXPECT_TRUE(mt::detail::layout_entry_equals(entry, t, a)) << name;
+      std::vector<json> variants;
+      for (const auto& [key, value] : entry.items()) {
+        json removed = entry;
+        removed.erase(key);
+        variants.push_back(removed);
+        json other = entry;
+        other[key] = value.is_string() ? json(value.get<std::string>() + "x") : json("x");
+        variants.push_back(other);
+        if (value.is_number_unsigned()) {
+          json as_float = entry;
+          as_float[key] = static_cast<double>(value.get<std::uint64_t>());
+          variants.push_back(as_float);
+          json plus_one = entry;
+          plus_one[key] = value.get<std::uint64_t>() + 1;
+          variants.push_back(plus_one);
+        }
+      }
+      json extra = entry;
+      extra["note"] = "x";
+      variants.push_back(extra);
+      variants.push_back(json::array());
+      for (const auto& v : variants) {
+        EXPECT_EQ(mt::detail::layout_entry_equals(v, t, a), v == entry) << name << ": " << v.dump();
+        ++mutations;
+      }
+    }
+  }
+  EXPECT_GT(mutations, 30U);
 }
 
 TEST(LayoutWorkedExample, PropertySchemaFollowsRef) {

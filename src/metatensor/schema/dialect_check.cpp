@@ -233,7 +233,12 @@ std::vector<std::size_t> check_dialect(const schema_document& document) {
   walker.walk(0, false);  // the root is level 1
   std::vector<std::size_t> targets(document.size(), npos);
   resolve_refs(document, walker.refs, targets);
-  cycle_checker(document, targets).run();
+  // Without a resolved `$ref` the graph is the tree itself: no cycle, and
+  // the walk above already bounded every node's level (§8.4), so the
+  // search (a sort of every node's pointer) could not fail.
+  if (std::any_of(targets.begin(), targets.end(), [](std::size_t t) { return t != npos; })) {
+    cycle_checker(document, targets).run();
+  }
   return targets;
 }
 

@@ -115,10 +115,11 @@ class compiler {
   compiler(const schema_document& document, const std::vector<std::size_t>& ref_targets)
       : doc_(document), targets_(ref_targets) {}
 
-  tensor_layout compile_tensor(const std::string& name) {
+  // `schema` is `name`'s value in the root `properties`.
+  tensor_layout compile_tensor(const std::string& name, const json& schema) {
     tensor_layout out;
     out.name = name;
-    resolved cur = resolve(doc_.find(&doc_.root().at("properties").at(name)));
+    resolved cur = resolve(doc_.find(&schema));
     out.root_align = cur.align;  // §4.4: TypeDef:Align on a root property
     classified c = classify(cur);
     // §5.1: arrays whose `items` is an object schema are dimensions.
@@ -473,12 +474,15 @@ class compiler {
 };
 
 // §3.2 logical tensor names.
-void check_name(const std::string& name, const std::string& ptr) {
-  if (name.empty()) fail_at_node(errc::mt_schema_name, ptr, "a logical tensor name must not be empty (§3.2)");
+// The pointer of the failing property is built only on failure.
+void check_name(const std::string& name) {
+  const auto ptr = [&] { return child_pointer("/properties", name); };
+  if (name.empty())
+    fail_at_node(errc::mt_schema_name, ptr(), "a logical tensor name must not be empty (§3.2)");
   if (name.rfind("__", 0) == 0)
-    fail_at_node(errc::mt_schema_name, ptr, "logical tensor name must not begin with \"__\" (§3.2)");
+    fail_at_node(errc::mt_schema_name, ptr(), "logical tensor name must not begin with \"__\" (§3.2)");
   if (name.find('#') != std::string::npos) {
-    fail_at_node(errc::mt_schema_name, ptr, "logical tensor name must not contain '#' (§3.2)");
+    fail_at_node(errc::mt_schema_name, ptr(), "logical tensor name must not contain '#' (§3.2)");
   }
 }
 
@@ -489,8 +493,9 @@ std::map<std::string, tensor_layout> compile_layouts(const schema_document& docu
   compiler c(document, ref_targets);
   std::map<std::string, tensor_layout> out;
   for (const auto& [name, schema] : document.root().at("properties").items()) {
-    check_name(name, child_pointer("/properties", name));
-    out.emplace(name, c.compile_tensor(name));
+    check_name(name);
+    // `properties` iterates in key order: the hint makes each insertion O(1).
+    out.emplace_hint(out.end(), name, c.compile_tensor(name, schema));
   }
   return out;
 }

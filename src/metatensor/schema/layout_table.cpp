@@ -6,6 +6,8 @@
 // a mismatch.
 #include <string>
 
+#include "src/metatensor/schema/layout_table.hpp"
+
 #include "metatensor/layout.hpp"
 #include "tensogram/core/error.hpp"
 
@@ -54,6 +56,51 @@ json record_json(const record_layout& record) {
   return out;
 }
 
+namespace detail {
+
+json layout_entry_json(const tensor_layout& t, std::uint64_t alignment) {
+  json entry = json::object();
+  entry["kind"] = std::string(kind_name(t.kind));
+  entry["data"] = t.name;
+  if (t.has_heap) entry["heap"] = t.heap_name();
+  entry["rank"] = t.rank();
+  entry["align"] = t.primary_placement(alignment);  // R of the primary (§6.5)
+  switch (t.kind) {
+    case tensor_kind::flat: entry["dtype"] = std::string(safetensors::dtype_name(t.flat_dtype)); break;
+    case tensor_kind::record: entry["record"] = record_json(*t.record); break;
+    case tensor_kind::blob: {
+      // An item carries no shape: a blob element is never a fixed array
+      // (an array there is a dimension, §5.1).
+      json item = json::object();
+      item["type"] = type_name(t.item);
+      if (t.item.type == value_type::list && t.item.elem) item["elem"] = type_json(*t.item.elem);
+      entry["item"] = std::move(item);
+      break;
+    }
+  }
+  return entry;
+}
+
+bool layout_entry_equals(const json& entry, const tensor_layout& t, std::uint64_t alignment) {
+  if (t.kind != tensor_kind::flat) return entry == layout_entry_json(t, alignment);
+  // kind, data, rank, align, dtype and, with a heap, heap: nothing else.
+  if (!entry.is_object() || entry.size() != (t.has_heap ? 6U : 5U)) return false;
+  const auto is_string = [&](const char* key, std::string_view want) {
+    const auto it = entry.find(key);
+    return it != entry.end() && it->is_string() && it->get_ref<const std::string&>() == want;
+  };
+  const auto is_number = [&](const char* key, std::uint64_t want) {
+    const auto it = entry.find(key);
+    return it != entry.end() && *it == json(want);
+  };
+  return is_string("kind", kind_name(t.kind)) && is_string("data", t.name) &&
+         (!t.has_heap || is_string("heap", t.heap_name())) && is_number("rank", t.rank()) &&
+         is_number("align", t.primary_placement(alignment)) &&
+         is_string("dtype", safetensors::dtype_name(t.flat_dtype));
+}
+
+}  // namespace detail
+
 json layout_table_json(const compiled_schema& schema, std::span<const std::string> present,
                        std::uint64_t alignment) {
   if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
@@ -67,26 +114,7 @@ json layout_table_json(const compiled_schema& schema, std::span<const std::strin
       throw tensogram::invalid_arg_error("layout table: \"" + name +
                                          "\" is not a root property of the schema");
     }
-    json entry = json::object();
-    entry["kind"] = std::string(kind_name(t->kind));
-    entry["data"] = t->name;
-    if (t->has_heap) entry["heap"] = t->heap_name();
-    entry["rank"] = t->rank();
-    entry["align"] = t->primary_placement(alignment);  // R of the primary (§6.5)
-    switch (t->kind) {
-      case tensor_kind::flat: entry["dtype"] = std::string(safetensors::dtype_name(t->flat_dtype)); break;
-      case tensor_kind::record: entry["record"] = record_json(*t->record); break;
-      case tensor_kind::blob: {
-        // An item carries no shape: a blob element is never a fixed array
-        // (an array there is a dimension, §5.1).
-        json item = json::object();
-        item["type"] = type_name(t->item);
-        if (t->item.type == value_type::list && t->item.elem) item["elem"] = type_json(*t->item.elem);
-        entry["item"] = std::move(item);
-        break;
-      }
-    }
-    tensors[name] = std::move(entry);
+    tensors[name] = detail::layout_entry_json(*t, alignment);
   }
   json out = json::object();
   out["tensors"] = std::move(tensors);

@@ -27,6 +27,7 @@
 #include <string>
 #include <utility>
 
+#include "src/metatensor/schema/layout_table.hpp"
 #include "src/metatensor/strict_json.hpp"
 #include "src/metatensor/text.hpp"
 #include "src/metatensor/view/blob_slots.hpp"
@@ -180,8 +181,27 @@ header_keys check_keys(const safetensors::file& base) {
   return out;
 }
 
+// True when `table` equals the table recomputed from the schema (§7),
+// compared entry by entry in name order (`s.tensors` and a JSON object
+// both sort their keys byte-wise) without rendering the recomputed table.
+bool layout_table_matches(const state& s, const nlohmann::json& table) {
+  if (!table.is_object() || table.size() != 1) return false;
+  const auto it = table.find("tensors");
+  if (it == table.end() || !it->is_object() || it->size() != s.tensors.size()) return false;
+  auto entry = it->begin();
+  for (const auto& [name, lt] : s.tensors) {
+    if (entry.key() != name || !detail::layout_entry_equals(entry.value(), *lt.layout, s.alignment)) {
+      return false;
+    }
+    ++entry;
+  }
+  return true;
+}
+
 // Step 4: the file's table must equal the recomputed one (§7).
 void check_layout_table(const state& s, const nlohmann::json& table) {
+  if (layout_table_matches(s, table)) return;
+  // The reference comparison decides and names the first difference.
   std::vector<std::string> present;
   present.reserve(s.tensors.size());
   for (const auto& [name, _] : s.tensors) present.push_back(name);
@@ -438,7 +458,8 @@ std::shared_ptr<state> validate(tensogram::buffer image) {
   // The logical tensors present: physical names that are root properties.
   for (const auto& t : s->base.tensors()) {
     if (const auto* l = s->schema.find(t.name())) {
-      auto& lt = s->tensors[t.name()];
+      // Usually in name order already (then the hint saves the search).
+      auto& lt = s->tensors.try_emplace(s->tensors.end(), t.name())->second;
       lt.layout = l;
       lt.primary = &t;
       if (l->has_heap) lt.heap = s->base.find(l->heap_name());
