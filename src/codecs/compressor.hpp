@@ -92,16 +92,24 @@ class compressor {
   /// instead of a buffer of the whole stream.
   [[nodiscard]] virtual bool chunked() const noexcept { return false; }
 
+  /// Whether the chunked calls use `threads` themselves (calling `fill` and
+  /// `sink` concurrently for different pieces); otherwise a caller with
+  /// threads splits the stages instead.
+  [[nodiscard]] virtual bool chunked_threads() const noexcept { return false; }
+
   /// For a chunked codec: compresses the `size` bytes of a stage input that
   /// `fill` produces in pieces (multiples of `unit` bytes) as the codec asks
-  /// for them. Same output as `compress` over the whole input.
+  /// for them. Same output as `compress` over the whole input, whatever
+  /// `threads`.
   [[nodiscard]] virtual pipeline::encoded compress_chunked(std::uint64_t size, std::size_t unit,
-                                                           const chunk_fill& fill) const;
+                                                           const chunk_fill& fill,
+                                                           std::uint32_t threads) const;
 
   /// For a chunked codec: decompresses `expected` bytes and hands them to
-  /// `sink` in order, in pieces (multiples of `unit` bytes).
+  /// `sink` in pieces (multiples of `unit` bytes): in order when `threads`
+  /// <= 1, else possibly concurrently.
   virtual void decompress_chunked(const buffer& payload, std::size_t expected, std::size_t unit,
-                                  const chunk_sink& sink) const;
+                                  const chunk_sink& sink, std::uint32_t threads) const;
 
   /// For a `whole_then_slice` codec decoding N host-order doubles (zfp): the
   /// doubles [first, first + count) of the N, host order, equal to the same

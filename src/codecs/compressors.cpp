@@ -33,12 +33,12 @@ std::vector<std::byte> compressor::decompress_range(std::span<const std::byte> /
 }
 
 pipeline::encoded compressor::compress_chunked(std::uint64_t /*size*/, std::size_t /*unit*/,
-                                               const chunk_fill& /*fill*/) const {
+                                               const chunk_fill& /*fill*/, std::uint32_t /*threads*/) const {
   throw std::logic_error("compress_chunked on a codec that is not chunked");
 }
 
 void compressor::decompress_chunked(const buffer& /*payload*/, std::size_t /*expected*/, std::size_t /*unit*/,
-                                    const chunk_sink& /*sink*/) const {
+                                    const chunk_sink& /*sink*/, std::uint32_t /*threads*/) const {
   throw std::logic_error("decompress_chunked on a codec that is not chunked");
 }
 
@@ -159,9 +159,11 @@ class szip_compressor final : public compressor {
     return {std::move(e.payload), std::move(e.block_offsets)};
   }
   [[nodiscard]] bool chunked() const noexcept override { return true; }
+  [[nodiscard]] bool chunked_threads() const noexcept override { return true; }
   [[nodiscard]] pipeline::encoded compress_chunked(std::uint64_t size, std::size_t unit,
-                                                   const chunk_fill& fill) const override {
-    szip_encoded e = szip_compress_chunked(size, unit, fill, szip_);
+                                                   const chunk_fill& fill,
+                                                   std::uint32_t threads) const override {
+    szip_encoded e = szip_compress_chunked(size, unit, fill, szip_, threads);
     return {std::move(e.payload), std::move(e.block_offsets)};
   }
   [[nodiscard]] decompressed decompress(const buffer& payload, const decompress_context& c) const override {
@@ -171,8 +173,8 @@ class szip_compressor final : public compressor {
     return {std::move(out), c.declared};
   }
   void decompress_chunked(const buffer& payload, std::size_t expected, std::size_t unit,
-                          const chunk_sink& sink) const override {
-    szip_decompress_chunked(payload.bytes(), szip_, expected, unit, sink);
+                          const chunk_sink& sink, std::uint32_t threads) const override {
+    szip_decompress_chunked(payload.bytes(), szip_, expected, unit, sink, threads);
   }
   [[nodiscard]] std::vector<std::byte> decompress_range(std::span<const std::byte> payload,
                                                         std::uint64_t byte_pos, std::uint64_t byte_size,

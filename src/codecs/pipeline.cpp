@@ -124,15 +124,17 @@ pipeline::encoded pipeline::encode(std::span<const std::byte> raw, std::uint64_t
   // own; an absent stage passes the span on (no copy).
   const bool stored = compression_->traits.stores_input;
   const std::size_t unit = encoding_ ? encoding_->chunk_unit() : 0;
-  if (unit != 0 && !filter_ && threads <= 1 && compressor_->chunked()) {
+  if (unit != 0 && !filter_ && compressor_->chunked() && (threads <= 1 || compressor_->chunked_threads())) {
     // Packed piece by piece into a buffer the codec reads while it is in
-    // cache (no packed copy of the whole object; with threads the packing
-    // is split instead, below).
+    // cache (no packed copy of the whole object; with threads a codec that
+    // cannot split its stream has the packing split instead, below).
     encoding_->check_input(raw, n);
-    return compressor_->compress_chunked(encoding_->encoded_size(n), unit,
-                                         [&](std::uint64_t offset, std::span<std::byte> out) {
-                                           encoding_->encode_part(raw, offset, declared, out);
-                                         });
+    return compressor_->compress_chunked(
+        encoding_->encoded_size(n), unit,
+        [&](std::uint64_t offset, std::span<std::byte> out) {
+          encoding_->encode_part(raw, offset, declared, out);
+        },
+        threads);
   }
   std::vector<std::byte> payload;
   buffer encoded_scratch;
@@ -169,20 +171,22 @@ buffer pipeline::decode(const buffer& payload, std::uint64_t n, byte_order decla
   }
   if (x > (std::uint64_t{1} << 62)) throw metadata_error("element count overflows usize");
   const std::size_t piece_unit = encoding_ ? encoding_->chunk_unit() : 0;
-  if (piece_unit != 0 && !filter_ && settings.threads <= 1 && compressor_->chunked()) {
+  if (piece_unit != 0 && !filter_ && compressor_->chunked() &&
+      (settings.threads <= 1 || compressor_->chunked_threads())) {
     // Decompressed piece by piece into one small buffer and decoded from
     // there into the result: no buffer of the whole packed stream.
     const std::size_t w = encoding_->decoded_width();
     buffer values = buffer::allocate(static_cast<std::size_t>(checked_element_bytes(n, w)));
     std::byte* const dst = values.mutable_data();
-    compressor_->decompress_chunked(payload, static_cast<std::size_t>(x), piece_unit,
-                                    [&](std::uint64_t offset, std::span<const std::byte> bytes) {
-                                      const std::uint64_t first = offset / piece_unit;
-                                      const std::uint64_t count = bytes.size() / piece_unit;
-                                      encoding_->decode_located(
-                                          bytes, 0, count, out_order,
-                                          {dst + first * w, static_cast<std::size_t>(count * w)});
-                                    });
+    compressor_->decompress_chunked(
+        payload, static_cast<std::size_t>(x), piece_unit,
+        [&](std::uint64_t offset, std::span<const std::byte> bytes) {
+          const std::uint64_t first = offset / piece_unit;
+          const std::uint64_t count = bytes.size() / piece_unit;
+          encoding_->decode_located(bytes, 0, count, out_order,
+                                    {dst + first * w, static_cast<std::size_t>(count * w)});
+        },
+        settings.threads);
     return values;
   }
   const std::size_t unit = dtype_swap_unit(dtype_);

@@ -14,12 +14,16 @@
 #include <bit>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <numeric>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "tensogram/core/byte_order.hpp"
 #include "tensogram/core/error.hpp"
 #include "tensogram/core/memory.hpp"
+#include "tensogram/core/parallel.hpp"
 
 namespace tensogram::codecs {
 
@@ -247,8 +251,15 @@ template <bool HardwareSelect>
   r.skip_fs(n);
 }
 
-template <bool HardwareSelect>
-[[gnu::always_inline]] inline void walk_rsi_body(bit_reader& r, const szip_params& p, std::uint32_t blocks) {
+struct no_split {
+  void operator()(std::uint32_t /*block*/, std::uint64_t /*bit*/) const noexcept {}
+};
+
+// `on_split(block, bit)` is called for every block coded with a split
+// option, with the bit where its CDS starts.
+template <bool HardwareSelect, class OnSplit = no_split>
+[[gnu::always_inline]] inline void walk_rsi_body(bit_reader& r, const szip_params& p, std::uint32_t blocks,
+                                                 bool partial, OnSplit on_split = {}) {
   const unsigned id_len = id_length(p);
   const std::uint32_t all_ones = (1U << id_len) - 1;
   const bool pp = (p.flags & szip_flags::data_preprocess) != 0;
@@ -256,6 +267,7 @@ template <bool HardwareSelect>
   std::uint32_t b = 0;
   while (b < blocks) {
     const std::uint32_t ref = (pp && b == 0) ? 1 : 0;
+    const std::uint64_t cds = r.position();
     const std::uint32_t id = r.bits(id_len);
     if (id == 0) {
       const bool second_extension = r.bits(1) == 1;
@@ -271,13 +283,19 @@ template <bool HardwareSelect>
       } else if (zero_blocks > 5) {
         --zero_blocks;
       }
-      if (zero_blocks > blocks - b) fail("zero-block run past the end of its RSI");
+      if (zero_blocks > blocks - b) {
+        // libaec ends a stream's last, partial RSI with a "remainder of
+        // segment" run counted as if the RSI were whole.
+        if (!partial) fail("zero-block run past the end of its RSI");
+        zero_blocks = blocks - b;
+      }
       b += zero_blocks;
     } else if (id == all_ones) {
       r.skip(static_cast<std::uint64_t>(bs) * p.bits_per_sample);
       ++b;
     } else {
       const std::uint32_t k = id - 1;
+      on_split(b, cds);
       if (ref != 0) r.skip(p.bits_per_sample);
       skip_fs_of<HardwareSelect>(r, bs - ref);
       r.skip(static_cast<std::uint64_t>(k) * (bs - ref));
@@ -292,8 +310,8 @@ template <bool HardwareSelect>
 // instructions. Not on AMD before Zen 3, whose pdep is microcoded (hundreds
 // of cycles); the portable select is used there.
 [[gnu::target("popcnt,bmi,bmi2,lzcnt")]] void walk_rsi_bmi2(bit_reader& r, const szip_params& p,
-                                                            std::uint32_t blocks) {
-  walk_rsi_body<true>(r, p, blocks);
+                                                            std::uint32_t blocks, bool partial) {
+  walk_rsi_body<true>(r, p, blocks, partial);
 }
 
 bool fast_pdep() noexcept {
@@ -303,15 +321,16 @@ bool fast_pdep() noexcept {
 }
 #endif
 
-void walk_rsi(bit_reader& r, const szip_params& p, std::uint32_t blocks) {
+// `partial`: the stream's last RSI, of `blocks` < rsi blocks.
+void walk_rsi(bit_reader& r, const szip_params& p, std::uint32_t blocks, bool partial = false) {
 #if TENSOGRAM_SZIP_BMI2
   static const bool use_bmi2 = fast_pdep();
   if (use_bmi2) {
-    walk_rsi_bmi2(r, p, blocks);
+    walk_rsi_bmi2(r, p, blocks, partial);
     return;
   }
 #endif
-  walk_rsi_body<false>(r, p, blocks);
+  walk_rsi_body<false>(r, p, blocks, partial);
 }
 
 // dst[k] = the 8 stream bits from bit 8k + sh of `src` (bits past its end
@@ -389,7 +408,9 @@ constexpr std::uint64_t k_walk_lag = 4;
 // is split.
 class chunked_encoder {
  public:
-  chunked_encoder(const szip_params& p, std::size_t total, szip_encoded& out)
+  // `capacity`: the input size the payload's capacity is reserved for
+  // (`total`, or more where parts are appended later).
+  chunked_encoder(const szip_params& p, std::size_t total, szip_encoded& out, std::size_t capacity = 0)
       : p_(p),
         out_(out),
         strm_(make_stream(p)),
@@ -398,10 +419,11 @@ class chunked_encoder {
         rsi_bytes_(static_cast<std::uint64_t>(p.rsi) * p.block_size * szip_sample_bytes(p)) {
     // Capacity as the reference sizes it (§7.3), advised for huge pages
     // before the first touch.
-    reserve_advised(out_.payload, total + total / 4 + 256);
-    const std::uint64_t samples = total / szip_sample_bytes(p);
+    capacity = std::max(capacity, total);
+    reserve_advised(out_.payload, capacity + capacity / 4 + 256);
+    samples_ = total / szip_sample_bytes(p);
     const std::uint64_t per_rsi = static_cast<std::uint64_t>(p.rsi) * p.block_size;
-    count_ = static_cast<std::size_t>((samples + per_rsi - 1) / per_rsi);
+    count_ = static_cast<std::size_t>((samples_ + per_rsi - 1) / per_rsi);
     out_.block_offsets.reserve(count_);
     if (count_ != 0) out_.block_offsets.push_back(0);
   }
@@ -421,6 +443,19 @@ class chunked_encoder {
     fed_ += in.size();
     const std::uint64_t coded_rsis = last ? count_ : fed_ / rsi_bytes_;
     walk(last ? count_ : (coded_rsis > k_walk_lag ? coded_rsis - k_walk_lag : 0));
+  }
+
+  // After the last feed: the bit length of the coded stream, the end of its
+  // last CDS (libaec pads the final byte with zero bits). The last RSI may
+  // be partial: libaec codes its blocks, the last one padded (Appendix C).
+  [[nodiscard]] std::uint64_t bit_length() const {
+    if (count_ == 0) return 0;
+    const std::uint64_t per_rsi = static_cast<std::uint64_t>(p_.rsi) * p_.block_size;
+    const std::uint64_t rest = samples_ - (count_ - 1) * per_rsi;
+    const auto blocks = static_cast<std::uint32_t>((rest + p_.block_size - 1) / p_.block_size);
+    bit_reader r(out_.payload, out_.block_offsets.back());
+    walk_rsi(r, p_, blocks, blocks < p_.rsi);
+    return r.position();
   }
 
  private:
@@ -444,6 +479,7 @@ class chunked_encoder {
   std::unique_ptr<unsigned char[]> scratch_;
   std::uint64_t rsi_bytes_;
   std::uint64_t fed_ = 0;
+  std::uint64_t samples_ = 0;
   std::size_t count_ = 0;
 };
 
@@ -453,6 +489,198 @@ void check_sample_multiple(std::uint64_t size, const szip_params& p) {
     fail("data length " + std::to_string(size) + " is not a multiple of sample byte width " +
          std::to_string(s));
   }
+}
+
+// Parallel calls split a stream into runs of whole steps (RSIs that are
+// also whole units of the producer). Part k is steps [first[k], first[k+1]),
+// sized so that every part ends at the same time when the task of part k
+// first spends `lead` (per step, relative to coding one) for each step
+// before it: the walk to its start, which the tasks share in turn.
+std::vector<std::uint64_t> split_steps(std::uint64_t steps, std::size_t parts, double lead) {
+  std::vector<std::uint64_t> first(parts + 1, steps);
+  double share = 1.0;  // part k's size relative to part 0's: (1 - lead)^k
+  double sum = 0;
+  for (std::size_t k = 0; k < parts; ++k, share *= 1.0 - lead) sum += share;
+  double at = 0;
+  share = 1.0;
+  for (std::size_t k = 0; k < parts; ++k, share *= 1.0 - lead) {
+    first[k] = std::min<std::uint64_t>(static_cast<std::uint64_t>(at + 0.5), steps);
+    at += static_cast<double>(steps) * share / sum;
+  }
+  // Every part at least one step (parts <= steps).
+  for (std::size_t k = 1; k < parts; ++k) {
+    first[k] = std::min(std::max(first[k], first[k - 1] + 1), steps - (parts - k));
+  }
+  return first;
+}
+
+std::size_t step_bytes(const szip_params& p, std::size_t unit) {
+  const std::size_t rsi_bytes = static_cast<std::size_t>(p.rsi) * p.block_size * szip_sample_bytes(p);
+  return std::lcm(rsi_bytes, std::max<std::size_t>(unit, 1));
+}
+
+// Whether a parallel call may split this stream: two steps or more, and RSIs
+// that follow one another bit for bit (AEC_PAD_RSI pads each to a byte,
+// which the CDS walk does not model).
+std::size_t parallel_parts(const szip_params& p, std::uint64_t size, std::size_t unit,
+                           std::uint32_t threads) {
+  if (threads <= 1 || (p.flags & szip_flags::pad_rsi) != 0) return 1;
+  const std::uint64_t steps = (size + step_bytes(p, unit) - 1) / step_bytes(p, unit);
+  return static_cast<std::size_t>(std::min<std::uint64_t>(threads, steps));
+}
+
+// Eight stream bits of `src` from bit `pos` (bits past its end read as 0).
+std::byte byte_at_bit(std::span<const std::byte> src, std::uint64_t pos) noexcept {
+  const auto b = static_cast<std::size_t>(pos / 8);
+  const auto sh = static_cast<unsigned>(pos % 8);
+  const unsigned hi = b < src.size() ? static_cast<unsigned>(src[b]) << sh : 0U;
+  const unsigned lo = sh != 0 && b + 1 < src.size() ? static_cast<unsigned>(src[b + 1]) >> (8 - sh) : 0U;
+  return static_cast<std::byte>((hi | lo) & 0xFF);
+}
+
+// Whether `n` bits of `a` from bit `ai` equal those of `b` from bit `bi`.
+bool same_bits(std::span<const std::byte> a, std::uint64_t ai, std::span<const std::byte> b, std::uint64_t bi,
+               std::uint64_t n) {
+  for (std::uint64_t i = 0; i < n; i += 8) {
+    const unsigned keep = static_cast<unsigned>(std::min<std::uint64_t>(8, n - i));
+    const auto mask = static_cast<std::byte>((0xFF00U >> keep) & 0xFF);
+    if ((byte_at_bit(a, ai + i) & mask) != (byte_at_bit(b, bi + i) & mask)) return false;
+  }
+  return true;
+}
+
+// One part of a parallel encode: its lead-in RSIs (the previous part's last
+// ones, coded again) and then its own.
+struct coded_part {
+  szip_encoded e;
+  std::uint64_t own = 0;   // bit where the part's own first RSI starts
+  std::uint64_t bits = 0;  // bit length of the whole stream
+  std::size_t lead = 0;    // lead-in RSIs
+};
+
+// The split-coded blocks of `rsis` RSIs from bit `from`: (block index
+// counted from the first, bits from the CDS start to `end`).
+std::vector<std::pair<std::uint64_t, std::uint64_t>> split_blocks(std::span<const std::byte> payload,
+                                                                  const szip_params& p, std::uint64_t from,
+                                                                  std::size_t rsis, std::uint64_t end) {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
+  bit_reader r(payload, from);
+  for (std::size_t j = 0; j < rsis; ++j) {
+    walk_rsi_body<false>(r, p, p.rsi, false, [&](std::uint32_t b, std::uint64_t bit) {
+      out.emplace_back(j * p.rsi + b, end - bit);
+    });
+  }
+  if (r.position() != end) out.clear();
+  return out;
+}
+
+// Whether part `c`'s lead-in ends as part `b` coded the same RSIs: from a
+// block that both coded with the same split option (the same k, so the two
+// encoders' searches agree from there on) to the end, bit for bit.
+bool lead_in_agrees(const coded_part& b, const coded_part& c, const szip_params& p) {
+  const std::size_t count = b.e.block_offsets.size();
+  if (c.lead == 0 || c.lead > count - b.lead) return false;
+  const std::uint64_t from = b.e.block_offsets[count - c.lead];
+  const auto ours = split_blocks(c.e.payload, p, 0, c.lead, c.own);
+  const auto theirs = split_blocks(b.e.payload, p, from, c.lead, b.bits);
+  // The last block split-coded in both, as many bits before the end.
+  auto t = theirs.rbegin();
+  for (auto o = ours.rbegin(); o != ours.rend(); ++o) {
+    while (t != theirs.rend() && t->first > o->first) ++t;
+    if (t == theirs.rend()) return false;
+    if (t->first == o->first && t->second == o->second) {
+      return same_bits(b.e.payload, b.bits - o->second, c.e.payload, c.own - o->second, o->second);
+    }
+  }
+  return false;
+}
+
+// szip_compress_chunked on `parts` threads: every part, whole RSIs, coded by
+// a libaec encoder of its own, then the parts' bit streams joined at their
+// exact bit lengths (found by the CDS walk) into the stream one encoder
+// writes. Each RSI starts from its own reference sample and libaec ends
+// zero-block runs at the end of an RSI, but its choice of split option
+// starts searching from the previous block's k, across RSIs: a part
+// therefore first codes the previous part's last RSIs again (its lead-in),
+// and is kept only where the lead-in came out bit for bit as the previous
+// part wrote those RSIs and holds a block coded with a split option: that
+// block's k is then the one the single encoder had there, and the two
+// encoders agree from it on. std::nullopt otherwise (the caller codes the
+// stream serially).
+std::optional<szip_encoded> compress_parts(std::uint64_t size, std::size_t unit, const szip_chunk_fill& fill,
+                                           const szip_params& p, std::size_t parts, std::uint32_t threads) {
+  const std::size_t step = step_bytes(p, unit);
+  const std::size_t rsi_bytes = static_cast<std::size_t>(p.rsi) * p.block_size * szip_sample_bytes(p);
+  const std::vector<std::uint64_t> first = split_steps((size + step - 1) / step, parts, 0.0);
+  const std::uint64_t lead_steps = (2 * rsi_bytes + step - 1) / step;
+  const auto byte_of = [&](std::size_t k) { return std::min<std::uint64_t>(first[k] * step, size); };
+  std::vector<coded_part> coded(parts);
+  parallel_for(parts, threads, [&](std::size_t k) {
+    coded_part& c = coded[k];
+    const std::uint64_t own = byte_of(k);
+    const std::uint64_t begin =
+        k == 0 ? 0 : (first[k] - std::min(lead_steps, first[k] - first[k - 1])) * step;
+    const std::uint64_t end = byte_of(k + 1);
+    c.lead = static_cast<std::size_t>((own - begin) / rsi_bytes);
+    const std::size_t chunk = chunk_bytes(p, unit);
+    const auto buf = std::make_unique_for_overwrite<std::byte[]>(chunk);
+    // Part 0's payload becomes the result: capacity for the whole stream.
+    chunked_encoder enc(p, static_cast<std::size_t>(end - begin), c.e,
+                        k == 0 ? static_cast<std::size_t>(size) : 0);
+    for (std::uint64_t off = begin; off < end;) {
+      // Pieces end where the part's own RSIs begin.
+      const std::uint64_t stop = off < own ? own : end;
+      const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, stop - off));
+      const std::span<std::byte> piece(buf.get(), n);
+      fill(off, piece);
+      enc.feed(piece, off + n == end);
+      off += n;
+    }
+    c.bits = enc.bit_length();
+    c.own = c.lead < c.e.block_offsets.size() ? c.e.block_offsets[c.lead] : c.bits;
+  });
+  for (std::size_t k = 0; k < parts; ++k) {
+    const coded_part& c = coded[k];
+    if (c.e.payload.size() != (c.bits + 7) / 8) return std::nullopt;
+    if (k == 0) continue;
+    if (!lead_in_agrees(coded[k - 1], c, p)) return std::nullopt;
+  }
+  std::vector<std::uint64_t> start(parts + 1, 0);
+  for (std::size_t k = 0; k < parts; ++k) start[k + 1] = start[k] + coded[k].bits - coded[k].own;
+  szip_encoded out = std::move(coded[0].e);
+  out.payload.resize(static_cast<std::size_t>((start[parts] + 7) / 8));
+  // Part k writes the bytes from the one holding its first bit up to the
+  // one holding the next part's first bit (which that part writes, merging
+  // the two): every byte has one writer.
+  parallel_for(parts - 1, threads, [&](std::size_t i) {
+    const std::size_t k = i + 1;
+    const coded_part& c = coded[k];
+    const auto g0 = static_cast<std::size_t>(start[k] / 8);
+    const auto sh = static_cast<unsigned>(start[k] % 8);
+    const std::size_t g1 = k + 1 == parts ? out.payload.size() : static_cast<std::size_t>(start[k + 1] / 8);
+    if (g1 <= g0) return;
+    // The shared first byte: the previous part's last bits, then ours.
+    std::byte head = byte_at_bit(c.e.payload, c.own) >> sh;
+    if (sh != 0) {
+      head |= k == 1 ? out.payload[g0]
+                     : byte_at_bit(coded[k - 1].e.payload, coded[k - 1].own + 8 * g0 - start[k - 1]);
+    }
+    out.payload[g0] = head;
+    // Then our bits from the one that goes to byte g0 + 1 (zero past them).
+    const std::uint64_t next = c.own + 8 - sh;
+    const std::span<const std::byte> src =
+        std::span<const std::byte>(c.e.payload).subspan(std::min<std::size_t>(next / 8, c.e.payload.size()));
+    const std::span<std::byte> dst = std::span(out.payload).subspan(g0 + 1, g1 - g0 - 1);
+    const std::size_t m = std::min(dst.size(), src.size());
+    copy_from_bit(src, static_cast<unsigned>(next % 8), dst.first(m));
+    std::fill(dst.begin() + static_cast<std::ptrdiff_t>(m), dst.end(), std::byte{0});
+  });
+  for (std::size_t k = 1; k < parts; ++k) {
+    const std::vector<std::uint64_t>& own = coded[k].e.block_offsets;
+    for (std::size_t j = coded[k].lead; j < own.size(); ++j)
+      out.block_offsets.push_back(start[k] + own[j] - coded[k].own);
+  }
+  return out;
 }
 
 }  // namespace
@@ -472,11 +700,21 @@ szip_encoded szip_compress(std::span<const std::byte> in, const szip_params& p) 
 }
 
 szip_encoded szip_compress_chunked(std::uint64_t size, std::size_t unit, const szip_chunk_fill& fill,
-                                   const szip_params& p) {
+                                   const szip_params& p, std::uint32_t threads) {
   szip_validate(p);
   szip_encoded out;
   if (size == 0) return out;
   check_sample_multiple(size, p);
+  if (const std::size_t parts = parallel_parts(p, size, unit, threads); parts > 1) {
+    // Any failure (a non-finite value, say) is reported by the serial code
+    // below, so errors do not depend on the thread count.
+    try {
+      if (std::optional<szip_encoded> joined = compress_parts(size, unit, fill, p, parts, threads)) {
+        return std::move(*joined);
+      }
+    } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): retried serially
+    }
+  }
   const std::size_t chunk = chunk_bytes(p, unit);
   const auto buf = std::make_unique_for_overwrite<std::byte[]>(chunk);
   chunked_encoder enc(p, static_cast<std::size_t>(size), out);
@@ -561,9 +799,103 @@ std::vector<std::byte> szip_decompress(std::span<const std::byte> payload, const
   return out;
 }
 
+namespace {
+
+// The bit offsets of the parts' first RSIs, found by one walk of the stream
+// (never taken from the stored offsets, which the reference writes one block
+// early in a data-dependent case, spec 03 §7.4) that the parts' tasks share:
+// each walks on from where the last one stopped, under the lock.
+class shared_walk {
+ public:
+  shared_walk(std::span<const std::byte> payload, const szip_params& p, std::vector<std::uint64_t> rsis)
+      : p_(p), r_(payload, 0), rsis_(std::move(rsis)), bits_(rsis_.size()) {}
+  // The start of the first RSI of part k.
+  std::uint64_t start(std::size_t k) {
+    const std::lock_guard lock(m_);
+    while (found_ <= k) {
+      while (walked_ < rsis_[found_]) {
+        walk_rsi(r_, p_, p_.rsi);
+        ++walked_;
+      }
+      bits_[found_++] = r_.position();
+    }
+    return bits_[k];
+  }
+
+ private:
+  szip_params p_;
+  std::mutex m_;
+  bit_reader r_;
+  std::vector<std::uint64_t> rsis_;  // part k's first RSI, increasing
+  std::vector<std::uint64_t> bits_;
+  std::uint64_t walked_ = 0;
+  std::size_t found_ = 0;
+};
+
+// The walk to a part's start costs about this much per RSI, relative to
+// decoding it with libaec (measured for sp24 bytes on x86-64, BMI2 walk;
+// docs/benchmarks.md): later parts are made that much shorter.
+constexpr double k_walk_share = 0.08;
+
+// szip_decompress_chunked on `parts` threads: part k's RSIs decoded by a
+// libaec decoder of its own from the part's first RSI (with its reference
+// sample, as range decode does, §7.5), from a byte-aligned copy of its bits
+// when that RSI starts inside a byte.
+void decompress_parts(std::span<const std::byte> payload, const szip_params& p, std::size_t expected,
+                      std::size_t unit, const szip_chunk_sink& sink, std::size_t parts,
+                      std::uint32_t threads) {
+  const std::size_t step = step_bytes(p, unit);
+  const std::size_t rsi_bytes = static_cast<std::size_t>(p.rsi) * p.block_size * szip_sample_bytes(p);
+  const std::vector<std::uint64_t> first = split_steps((expected + step - 1) / step, parts, k_walk_share);
+  std::vector<std::uint64_t> rsis(parts);
+  for (std::size_t k = 0; k < parts; ++k) rsis[k] = first[k] * (step / rsi_bytes);
+  shared_walk walk(payload, p, std::move(rsis));
+  parallel_for(parts, threads, [&](std::size_t k) {
+    const auto begin = static_cast<std::size_t>(std::min<std::uint64_t>(first[k] * step, expected));
+    const auto end = static_cast<std::size_t>(std::min<std::uint64_t>(first[k + 1] * step, expected));
+    const std::uint64_t bit = k == 0 ? 0 : walk.start(k);
+    const auto b = static_cast<std::size_t>(bit / 8);
+    if (b >= payload.size()) fail("RSI start past the end of the stream");
+    std::span<const std::byte> in = payload.subspan(b);
+    std::unique_ptr<std::byte[]> aligned;
+    if (bit % 8 != 0) {
+      // A libaec-written CDS is never longer than the uncompressed option
+      // (+ slack); a stream that needs more is decoded serially instead.
+      const std::uint64_t blocks = (end - begin) / szip_sample_bytes(p) / p.block_size + 2;
+      const std::uint64_t block_bits =
+          id_length(p) + 1 + static_cast<std::uint64_t>(p.block_size + 1) * p.bits_per_sample;
+      const auto avail =
+          static_cast<std::size_t>(std::min<std::uint64_t>(in.size(), blocks * block_bits / 8 + 64));
+      aligned = std::make_unique_for_overwrite<std::byte[]>(avail);
+      copy_from_bit(in, static_cast<unsigned>(bit % 8), {aligned.get(), avail});
+      in = {aligned.get(), avail};
+    }
+    const std::size_t chunk = std::min(chunk_bytes(p, unit), end - begin);
+    const auto buf = std::make_unique_for_overwrite<std::byte[]>(chunk);
+    piecewise_decoder dec(in, p, end - begin);
+    for (std::size_t off = begin; off < end; off += chunk) {
+      const std::span<std::byte> piece(buf.get(), std::min(chunk, end - off));
+      dec.next(piece, off - begin);
+      sink(off, piece);
+    }
+  });
+}
+
+}  // namespace
+
 void szip_decompress_chunked(std::span<const std::byte> payload, const szip_params& p, std::size_t expected,
-                             std::size_t unit, const szip_chunk_sink& sink) {
+                             std::size_t unit, const szip_chunk_sink& sink, std::uint32_t threads) {
   if (!check_decode_sizes(payload, p, expected)) return;
+  if (const std::size_t parts = parallel_parts(p, expected, unit, threads); parts > 1) {
+    // A stream the parts cannot decode (a walk or libaec error) is decoded
+    // serially below, which reports its error: decoded values and errors do
+    // not depend on the thread count.
+    try {
+      decompress_parts(payload, p, expected, unit, sink, parts, threads);
+      return;
+    } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): retried serially
+    }
+  }
   const std::size_t chunk = std::min(chunk_bytes(p, unit), expected);
   const auto buf = std::make_unique_for_overwrite<std::byte[]>(chunk);
   piecewise_decoder dec(payload, p, expected);

@@ -61,8 +61,13 @@ using szip_chunk_sink = std::function<void(std::uint64_t offset, std::span<const
 /// one the rest), so that a producer such as simple_packing hands libaec
 /// bytes still in cache instead of a packed copy of the whole input. Same
 /// output as szip_compress over the concatenated pieces.
+///
+/// With `threads` > 1 the stream is split into up to `threads` runs of whole
+/// RSIs coded at once, `fill` then being called concurrently for different
+/// pieces; the bytes and offsets are those of the sequential call.
 [[nodiscard]] szip_encoded szip_compress_chunked(std::uint64_t size, std::size_t unit,
-                                                 const szip_chunk_fill& fill, const szip_params& p);
+                                                 const szip_chunk_fill& fill, const szip_params& p,
+                                                 std::uint32_t threads = 0);
 
 /// Decodes to exactly `expected` bytes (an error otherwise).
 [[nodiscard]] std::vector<std::byte> szip_decompress(std::span<const std::byte> payload, const szip_params& p,
@@ -75,8 +80,13 @@ void szip_decompress_into(std::span<const std::byte> payload, const szip_params&
 /// (whole RSIs, multiples of `unit` bytes, about 64 KiB), each decoded into
 /// the same small buffer: a consumer such as simple_packing reads them from
 /// cache, and no buffer of the whole stream is written.
+///
+/// With `threads` > 1 runs of whole RSIs are decoded at once from their
+/// starts (found by walking the stream), `sink` then being called
+/// concurrently for different pieces; a stream that fails that way is decoded
+/// sequentially, so values and errors are those of the sequential call.
 void szip_decompress_chunked(std::span<const std::byte> payload, const szip_params& p, std::size_t expected,
-                             std::size_t unit, const szip_chunk_sink& sink);
+                             std::size_t unit, const szip_chunk_sink& sink, std::uint32_t threads = 0);
 
 /// True bit offsets of the starts of the first `count` RSIs of a stream of
 /// `num_samples` samples, found by walking the coded data sets.
