@@ -10,14 +10,29 @@
 // * time to first tensor: a small tensor at urgency 0 requested together
 //   with four large ones at urgency 3 (§10.5: the small one should not wait
 //   for the large ones), against the same small tensor at urgency 3
-//   requested after them.
+//   requested after them;
+// * (issue 28) the whole of a --file-mib (default 256) MiB file of 16
+//   tensors into a file in each --dest directory (default: the scratch
+//   directory and /dev/shm), as `metatensor fetch` writes its output
+//   (pwrite(2) at the tensors' offsets, client_options::image_fd, the file
+//   mapped shared; --through-mapping: memcpy into the mapping, as before
+//   issue 28), against `cat FILE > DEST` (read(2) + write(2), 1 MiB blocks)
+//   into the same directory; neither syncs.  Prints QUIC / HTTP and
+//   QUIC / cat (goals: >= 1.2 and >= 0.6);
+// * (issue 28) the bytes a lazy fetch moves: one tensor of that file over
+//   QUIC through a counting UDP relay (both directions, UDP payloads),
+//   against the tensor's bytes (goal: <= 1.02 x tensor + 20 KB), and the
+//   cost of a connection alone (open, header, close).
 //
 //   tensogram_metatensor_stream_bench [--big-mib N] [--small-count N] [--small-kib K]
-//                                     [--repeats R] [--dir DIR]
+//                                     [--file-mib N] [--dest DIR]... [--repeats R] [--dir DIR]
+//                                     [--only-dest] [--through-mapping]
 //
 // Rates are bytes of the file / wall time from `remote_file::open` to the
 // last tensor received (best of --repeats), in MB/s (10^6 bytes).
+// --only-dest runs the issue 28 part alone.
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -41,6 +56,7 @@
 #include <nlohmann/json.hpp>
 
 #include "nginx_server.hpp"
+#include "udp_proxy.hpp"
 
 namespace {
 
@@ -99,6 +115,83 @@ double cat_seconds(const fs::path& path) {
   return s;
 }
 
+// `cat SRC > DST`: read(2) + write(2) in 1 MiB blocks into a new file;
+// seconds, the file removed afterwards.
+double cat_into_seconds(const fs::path& src, const fs::path& dst) {
+  std::vector<char> buf(1 << 20);
+  const auto t0 = clock_type::now();
+  const int in = ::open(src.c_str(), O_RDONLY | O_CLOEXEC);
+  const int out = ::open(dst.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (in < 0 || out < 0) throw std::runtime_error("cannot open " + src.string() + " or " + dst.string());
+  for (;;) {
+    const ssize_t n = ::read(in, buf.data(), buf.size());
+    if (n <= 0) break;
+    if (::write(out, buf.data(), static_cast<std::size_t>(n)) != n) throw std::runtime_error("short write");
+  }
+  ::close(in);
+  ::close(out);
+  const double s = seconds_since(t0);
+  fs::remove(dst);
+  return s;
+}
+
+// The output of `metatensor fetch` (tools/metatensor/cmd_fetch.cpp): a new
+// file, ftruncated to the remote size and mapped shared, the client's
+// image.  Removed on destruction.
+class mapped_output {
+ public:
+  explicit mapped_output(fs::path path) : path_(std::move(path)) {
+    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw std::runtime_error("cannot create " + path_.string());
+  }
+  mapped_output(const mapped_output&) = delete;
+  mapped_output& operator=(const mapped_output&) = delete;
+  ~mapped_output() {
+    unmap();
+    ::close(fd_);
+    std::error_code ec;
+    fs::remove(path_, ec);
+  }
+  std::span<std::byte> map(std::uint64_t size) {
+    if (::ftruncate(fd_, static_cast<off_t>(size)) != 0) throw std::runtime_error("ftruncate");
+    void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+    if (p == MAP_FAILED) throw std::runtime_error("mmap");
+    map_ = p;
+    size_ = size;
+    return {static_cast<std::byte*>(p), static_cast<std::size_t>(size)};
+  }
+  [[nodiscard]] std::byte* data() const noexcept { return static_cast<std::byte*>(map_); }
+  [[nodiscard]] int fd() const noexcept { return fd_; }
+  void unmap() noexcept {
+    if (map_ != nullptr) ::munmap(map_, size_);
+    map_ = nullptr;
+  }
+
+ private:
+  fs::path path_;
+  int fd_ = -1;
+  void* map_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+// The whole of `url` into a new mapped file at `dst`, every tensor
+// requested at once, as `metatensor fetch URL -o DST` does; seconds up to
+// the mapping released.
+double fetch_into_seconds(const std::string& url, ms::client_options options, const fs::path& dst,
+                          bool through_mapping) {
+  mapped_output out(dst);
+  options.image_provider = [&out](std::uint64_t size) { return out.map(size); };
+  if (!through_mapping) options.image_fd = out.fd();
+  const auto t0 = clock_type::now();
+  ms::remote_file f = ms::remote_file::open(url, options);
+  const std::span<const std::byte> header = f.header();
+  if (header.data() != out.data()) std::memcpy(out.data(), header.data(), header.size());
+  for (const ms::tensor_request& r : f.get_all()) r.wait();
+  f.close();
+  out.unmap();
+  return seconds_since(t0);
+}
+
 // Opens `url`, fetches every tensor in parallel, waits; seconds.
 double fetch_all_seconds(const std::string& url, const ms::client_options& options) {
   const auto t0 = clock_type::now();
@@ -149,6 +242,10 @@ struct args {
   std::uint64_t big_mib = 1024;
   std::uint64_t small_count = 1000;
   std::uint64_t small_kib = 64;
+  std::uint64_t file_mib = 256;
+  std::vector<fs::path> dests;
+  bool only_dest = false;
+  bool through_mapping = false;
   int repeats = 3;
   std::optional<fs::path> dir;
 };
@@ -171,14 +268,22 @@ args parse(int argc, char** argv) {
       a.repeats = std::max(1, std::stoi(value()));
     } else if (flag == "--dir") {
       a.dir = value();
+    } else if (flag == "--file-mib") {
+      a.file_mib = std::stoull(value());
+    } else if (flag == "--dest") {
+      a.dests.emplace_back(value());
+    } else if (flag == "--only-dest") {
+      a.only_dest = true;
+    } else if (flag == "--through-mapping") {
+      a.through_mapping = true;
     } else {
       throw std::invalid_argument(
           "usage: tensogram_metatensor_stream_bench [--big-mib N] [--small-count N] [--small-kib K] "
-          "[--repeats R] [--dir DIR]");
+          "[--file-mib N] [--dest DIR]... [--repeats R] [--dir DIR] [--only-dest] [--through-mapping]");
     }
   }
-  if (a.big_mib < 4 || a.small_count == 0 || a.small_kib == 0) {
-    throw std::invalid_argument("--big-mib >= 4, --small-count >= 1, --small-kib >= 1");
+  if (a.big_mib < 4 || a.small_count == 0 || a.small_kib == 0 || a.file_mib < 16) {
+    throw std::invalid_argument("--big-mib >= 4, --small-count >= 1, --small-kib >= 1, --file-mib >= 16");
   }
   return a;
 }
@@ -211,6 +316,77 @@ std::string numbered(const char* prefix, std::uint64_t i) {
   return out;
 }
 
+// Issue 28: the whole 16-tensor file into each destination, cat / QUIC /
+// HTTP interleaved (the destination's writeback and the machine's load hit
+// all three alike), best of `repeats`; then the bytes of a lazy fetch.
+void destination_part(const args& a, const fs::path& www, const ms::server& server,
+                      const ms::client_options& quic_options, const tgtest::nginx_server* nginx) {
+  const std::string file = "sixteen.safetensors";
+  const fs::path src = www / file;
+  const std::string quic_url = "metatensor://127.0.0.1:" + std::to_string(server.port()) + "/" + file;
+  const double size = static_cast<double>(fs::file_size(src));
+  (void)cat_seconds(src);  // warm the page cache
+
+  std::vector<fs::path> dests = a.dests;
+  if (dests.empty()) {
+    dests.push_back(a.dir ? *a.dir : fs::temp_directory_path());
+    if (fs::is_directory("/dev/shm")) dests.emplace_back("/dev/shm");
+  }
+  std::printf("Whole file of 16 tensors (%llu MiB) into a file, not synced; best of %d, interleaved\n",
+              static_cast<unsigned long long>(a.file_mib), a.repeats);
+  std::printf("%-24s %10s %10s %10s %9s %9s\n", "destination", "cat MB/s", "QUIC MB/s", "HTTP MB/s",
+              "QUIC/HTTP", "QUIC/cat");
+  for (const fs::path& d : dests) {
+    const fs::path dst = d / ("mt-stream-bench-out-" + std::to_string(::getpid()));
+    double cat = 1e300;
+    double quic = 1e300;
+    double http = 1e300;
+    for (int i = 0; i < a.repeats; ++i) {
+      cat = std::min(cat, cat_into_seconds(src, dst));
+      quic = std::min(quic, fetch_into_seconds(quic_url, quic_options, dst, a.through_mapping));
+      if (nginx) {
+        http = std::min(http,
+                        fetch_into_seconds(nginx->url(file), ms::client_options{}, dst, a.through_mapping));
+      }
+    }
+    const double cat_rate = size / 1e6 / cat;
+    const double quic_rate = size / 1e6 / quic;
+    const double http_rate = nginx ? size / 1e6 / http : 0;
+    std::printf("%-24s %10.0f %10.1f %10.1f %8.2fx %8.2fx\n", d.string().c_str(), cat_rate, quic_rate,
+                http_rate, nginx ? quic_rate / http_rate : 0.0, quic_rate / cat_rate);
+    std::fflush(stdout);
+  }
+  std::printf("goals: QUIC/HTTP >= 1.20, QUIC/cat >= 0.60\n\n");
+
+  // Bytes on the wire, counted by a relay in front of the server.
+  const auto moved = [&](const std::function<void(ms::remote_file&)>& use) {
+    const tgtest::udp_proxy relay(server.port());
+    ms::remote_file f = ms::remote_file::open(
+        "metatensor://127.0.0.1:" + std::to_string(relay.port()) + "/" + file, quic_options);
+    use(f);
+    f.close();
+    return relay.forwarded_bytes();
+  };
+  const std::uint64_t connection = moved([](ms::remote_file&) {});
+  std::uint64_t tensor = 0;
+  const std::uint64_t lazy = moved([&](ms::remote_file& f) {
+    const ms::tensor_request r = f.get("t000003");
+    r.wait();
+    tensor = r.size();
+  });
+  const double limit = 1.02 * static_cast<double>(tensor) + 20e3;
+  std::printf("Lazy fetch over QUIC, UDP payload bytes both ways (counting relay)\n");
+  std::printf("  connection alone (open, header, close): %llu bytes\n",
+              static_cast<unsigned long long>(connection));
+  std::printf(
+      "  one tensor of %llu bytes: %llu bytes moved = %.4fx + %lld bytes; goal <= 1.02x + 20 KB: %s\n\n",
+      static_cast<unsigned long long>(tensor), static_cast<unsigned long long>(lazy),
+      static_cast<double>(lazy) / static_cast<double>(tensor),
+      static_cast<long long>(lazy) - static_cast<long long>(tensor),
+      static_cast<double>(lazy) <= limit ? "met" : "NOT met");
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -220,10 +396,10 @@ int main(int argc, char** argv) try {
   fs::create_directories(www);
 
   const std::uint64_t mib = 1 << 20;
-  write_safetensors(www / "big.safetensors", {{"big", a.big_mib * mib}});
+  if (!a.only_dest) write_safetensors(www / "big.safetensors", {{"big", a.big_mib * mib}});
   std::vector<tensor_spec> small;
   for (std::uint64_t i = 0; i < a.small_count; ++i) small.push_back({numbered("t", i), a.small_kib * 1024});
-  write_safetensors(www / "small.safetensors", small);
+  if (!a.only_dest) write_safetensors(www / "small.safetensors", small);
   // Time to first tensor: four large tensors sharing --big-mib, then one small.
   std::vector<tensor_spec> mixed;
   std::vector<std::string> large_names;
@@ -232,7 +408,10 @@ int main(int argc, char** argv) try {
     large_names.push_back(mixed.back().name);
   }
   mixed.push_back({"small", a.small_kib * 1024});
-  write_safetensors(www / "mixed.safetensors", mixed);
+  if (!a.only_dest) write_safetensors(www / "mixed.safetensors", mixed);
+  std::vector<tensor_spec> sixteen;
+  for (std::uint64_t i = 0; i < 16; ++i) sixteen.push_back({numbered("t", i), a.file_mib * mib / 16});
+  write_safetensors(www / "sixteen.safetensors", sixteen);
 
   ms::server_options so;
   so.host = "127.0.0.1";
@@ -251,6 +430,12 @@ int main(int argc, char** argv) try {
     std::printf("(HTTP columns skipped: %s)\n", e.what());
   }
   const ms::client_options http_options;  // http_parallel 8
+
+  destination_part(a, www, server, quic_options, nginx.get());
+  if (a.only_dest) {
+    server.stop();
+    return 0;
+  }
 
   std::printf("Fetch all tensors, loopback, page cache warm; best of %d; MB/s = 10^6 bytes/s\n", a.repeats);
   std::printf("%-28s %12s %10s %10s %8s %10s %8s\n", "file", "bytes", "cat MB/s", "QUIC MB/s", "vs cat",

@@ -56,6 +56,13 @@ struct client_options {
   /// file size, returns writable memory of exactly that size that outlives
   /// the `remote_file` (for example a memory-mapped output file).
   std::function<std::span<std::byte>(std::uint64_t file_size)> image_provider;
+  /// With `image_provider` returning a shared mapping (MAP_SHARED) of a
+  /// file: that file's descriptor, open for writing.  Tensor bytes bound
+  /// for the image are then written to it with pwrite(2) at their file
+  /// offsets instead of through the mapping, which sees them all the same
+  /// (one page cache) at a fraction of the cost of faulting in every page
+  /// of the mapping.  -1 (default): bytes are copied into the image.
+  int image_fd = -1;
   /// HTTP fallback only: how many transfers run at once (parallel
   /// connections replace streams, §10.9).
   std::size_t http_parallel = 8;

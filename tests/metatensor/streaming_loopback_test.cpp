@@ -5,7 +5,9 @@
 // must fail); plus packet loss, reordering and duplication injected by a UDP
 // proxy with every byte delivered intact, TLS verification, and views of
 // received tensors (§10.7).
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -419,6 +421,80 @@ TEST_F(StreamingLoopback, HttpRangeFallbackBehindTheSameApi) {
     ADD_FAILURE() << "a missing file opened";
   } catch (const ms::protocol_error& e) {
     EXPECT_EQ(e.code(), ms::stream_errc::not_found);
+  }
+}
+
+// The output of `metatensor fetch`: a file mapped shared as the image, the
+// tensors written to it with pwrite(2) (client_options::image_fd).
+class mapped_file_image {
+ public:
+  explicit mapped_file_image(const fs::path& path)
+      : path_(path), fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) {}
+  mapped_file_image(const mapped_file_image&) = delete;
+  mapped_file_image& operator=(const mapped_file_image&) = delete;
+  ~mapped_file_image() {
+    if (map_ != nullptr) ::munmap(map_, size_);
+    if (fd_ >= 0) ::close(fd_);
+    std::error_code ec;
+    fs::remove(path_, ec);
+  }
+  [[nodiscard]] int fd() const noexcept { return fd_; }
+  std::span<std::byte> map(std::uint64_t size) {
+    if (::ftruncate(fd_, static_cast<off_t>(size)) != 0) throw std::runtime_error("ftruncate");
+    void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+    if (p == MAP_FAILED) throw std::runtime_error("mmap");
+    map_ = p;
+    size_ = static_cast<std::size_t>(size);
+    return {static_cast<std::byte*>(p), size_};
+  }
+
+ private:
+  fs::path path_;
+  int fd_;
+  void* map_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+TEST_F(StreamingLoopback, ImageFileWrittenWithPwrite) {
+  auto server = start_server();
+  TGTEST_SKIP_WITHOUT_NGINX();
+  tgtest::nginx_server nginx(dir_ / "data");
+  const std::string http = "http://127.0.0.1:" + std::to_string(nginx.port()) + "/model.safetensors";
+  for (const std::string& where : {url(server->port()), http}) {
+    SCOPED_TRACE(where);
+    mapped_file_image out(dir_ / "out.safetensors");
+    ASSERT_GE(out.fd(), 0);
+    ms::client_options o = trusting(*server);
+    o.image_provider = [&out](std::uint64_t size) { return out.map(size); };
+    o.image_fd = out.fd();
+    auto f = ms::remote_file::open(where, o);
+    for (const auto& r : f.get_all()) r.wait();
+    // Through the mapping (one page cache) and in the file itself.
+    EXPECT_TRUE(same(f.image(), bytes_));
+    f.close();
+    EXPECT_TRUE(same(read_file(dir_ / "out.safetensors"), bytes_));
+  }
+  // A descriptor that cannot be written: every request fails with the
+  // write error, none pretends to be complete.
+  for (const std::string& where : {url(server->port()), http}) {
+    SCOPED_TRACE(where);
+    mapped_file_image out(dir_ / "out.safetensors");
+    const int read_only = ::open((dir_ / "out.safetensors").c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(read_only, 0);
+    ms::client_options o = trusting(*server);
+    o.image_provider = [&out](std::uint64_t size) { return out.map(size); };
+    o.image_fd = read_only;
+    auto f = ms::remote_file::open(where, o);
+    auto r = f.get("big");
+    try {
+      r.wait();
+      ADD_FAILURE() << "a tensor arrived without being written";
+    } catch (const tensogram::io_error& e) {
+      EXPECT_NE(std::string(e.what()).find("cannot write"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(r.status(), ms::request_status::failed);
+    f.close();
+    ::close(read_only);
   }
 }
 

@@ -140,6 +140,7 @@ void udp_proxy::run() noexcept {
   const auto emit = [&](int d, const std::vector<std::byte>& data, bool duplicate) {
     ++forwarded_;
     if (duplicate) ++duplicated_;
+    forwarded_bytes_ += data.size() * (duplicate ? 2 : 1);
     send_raw(d, data);
     if (duplicate) send_raw(d, data);
   };

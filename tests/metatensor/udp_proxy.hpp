@@ -28,7 +28,9 @@
 //   forwarded  = received datagrams sent on (once each, held ones included);
 //   dropped    = received datagrams discarded;
 //   reordered  = forwarded datagrams sent after a later one of their direction;
-//   duplicated = extra copies sent.
+//   duplicated = extra copies sent;
+//   forwarded_bytes = UDP payload bytes sent on, copies included (what the
+//                     peers' traffic costs, for the benchmarks).
 // Once idle (nothing held): received == forwarded + dropped, and the peers
 // together saw forwarded + duplicated datagrams.
 #pragma once
@@ -73,6 +75,7 @@ class udp_proxy {
   [[nodiscard]] std::uint64_t dropped() const noexcept { return dropped_.load(); }
   [[nodiscard]] std::uint64_t reordered() const noexcept { return reordered_.load(); }
   [[nodiscard]] std::uint64_t duplicated() const noexcept { return duplicated_.load(); }
+  [[nodiscard]] std::uint64_t forwarded_bytes() const noexcept { return forwarded_bytes_.load(); }
 
  private:
   void run() noexcept;
@@ -87,6 +90,7 @@ class udp_proxy {
   std::atomic<std::uint64_t> dropped_{0};
   std::atomic<std::uint64_t> reordered_{0};
   std::atomic<std::uint64_t> duplicated_{0};
+  std::atomic<std::uint64_t> forwarded_bytes_{0};
   std::thread thread_;  // last: started once everything above is set up
 };
 

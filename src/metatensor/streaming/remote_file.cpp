@@ -182,6 +182,10 @@ struct remote_core final : transport_listener, std::enable_shared_from_this<remo
     } else {
       r.destination = image.subspan(static_cast<std::size_t>(r.tensor_offset + range.begin),
                                     static_cast<std::size_t>(length));
+      // The image is the caller's mapping of this file: write the file.
+      if (own_image == nullptr && this->options.image_fd >= 0) {
+        r.file = {this->options.image_fd, r.tensor_offset + range.begin};
+      }
     }
     auto b = std::make_shared<request_block>();
     b->core = weak_from_this();

@@ -40,6 +40,7 @@ struct transport_request {
   std::uint64_t tensor_offset = 0;   // abs(t)
   std::uint64_t tensor_size = 0;     // bytes(t)
   std::span<std::byte> destination;  // exactly e − b bytes
+  file_target file;                  // pwrite(2) there instead (client_options::image_fd)
 };
 
 /// How a transport reports back.  Called on the transport's thread, never

@@ -76,6 +76,7 @@ struct transfer {
   std::uint64_t size = 0;
   std::uint64_t file_size = 0;  // expected Content-Range total, 0 when unknown yet
   std::span<std::byte> destination;
+  file_target file;  // pwrite(2) there instead (client_options::image_fd)
   std::uint8_t urgency = 3;
   bool incremental = false;
   std::uint64_t sequence = 0;  // start order, ties within one urgency
@@ -94,8 +95,9 @@ struct transfer {
   std::string content_range_value;
   std::string etag;
   // Why the write callback aborted the transfer, when it did.
-  enum class abort_reason { none, overflow, full_reply, bad_range, size_changed, error_body };
+  enum class abort_reason { none, overflow, full_reply, bad_range, size_changed, error_body, write_failed };
   abort_reason aborted = abort_reason::none;
+  std::string write_error;  // what store_bytes threw (write_failed)
 };
 
 std::size_t header_callback(char* ptr, std::size_t size, std::size_t nmemb, void* user) noexcept {
@@ -147,7 +149,13 @@ std::size_t write_callback(char* ptr, std::size_t size, std::size_t nmemb, void*
       t.aborted = transfer::abort_reason::overflow;
       return 0;
     }
-    if (n != 0) std::memcpy(t.destination.data() + t.written, ptr, n);
+    try {
+      store_bytes(t.destination, t.file, t.written, {reinterpret_cast<const std::byte*>(ptr), n});
+    } catch (const std::exception& e) {
+      t.aborted = transfer::abort_reason::write_failed;
+      t.write_error = e.what();
+      return 0;
+    }
     t.written += n;
     return n;
   }
@@ -189,6 +197,8 @@ std::exception_ptr outcome(const transfer& t, CURLcode rc, const std::string& ur
       return std::make_exception_ptr(tensogram::remote_error(
           where + ": file changed on the server (Content-Range: " + t.content_range_value +
           ", the file opened had " + num(t.file_size) + " bytes)"));
+    case reason::write_failed:
+      return std::make_exception_ptr(tensogram::io_error(TGM_ERROR_IO, where + ": " + t.write_error));
     case reason::full_reply:
     case reason::error_body:
     case reason::none: break;
@@ -539,6 +549,7 @@ class http_transport final : public transport {
     std::exception_ptr failure;
     try {
       auto t = make_transfer(what, r.tensor_offset + range.begin, size, r.destination, file_size_);
+      t->file = r.file;
       t->id = id;
       t->urgency = r.get.urgency;
       t->incremental = r.get.incremental;

@@ -10,7 +10,11 @@
 #include <stdexcept>
 #include <utility>
 
+#include <unistd.h>
+#include <cerrno>
+
 #include "src/metatensor/strict_json.hpp"
+#include "tensogram/core/error.hpp"
 
 namespace metatensor::streaming {
 
@@ -373,9 +377,29 @@ void tensor_stream_check::on_fin() const {
 
 // ---- tensor_stream_receiver ----------------------------------------------------------
 
+void store_bytes(std::span<std::byte> memory, const file_target& file, std::uint64_t at,
+                 std::span<const std::byte> bytes) {
+  if (file.fd < 0) {
+    std::memcpy(memory.data() + at, bytes.data(), bytes.size());
+    return;
+  }
+  std::uint64_t pos = file.offset + at;
+  while (!bytes.empty()) {
+    const ssize_t n = ::pwrite(file.fd, bytes.data(), bytes.size(), static_cast<off_t>(pos));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      throw tensogram::io_error("cannot write the received bytes at offset " + std::to_string(pos) + ": " +
+                                std::strerror(n < 0 ? errno : EIO));
+    }
+    pos += static_cast<std::uint64_t>(n);
+    bytes = bytes.subspan(static_cast<std::size_t>(n));
+  }
+}
+
 tensor_stream_receiver::tensor_stream_receiver(const get_payload& request, std::uint64_t tensor_offset,
-                                               std::uint64_t tensor_size, std::span<std::byte> destination)
-    : check_(request, tensor_offset, tensor_size), destination_(destination) {
+                                               std::uint64_t tensor_size, std::span<std::byte> destination,
+                                               file_target file)
+    : check_(request, tensor_offset, tensor_size), destination_(destination), file_(file) {
   if (destination.size() != check_.data_size()) {
     throw std::invalid_argument("tensor_stream_receiver: destination of " +
                                 std::to_string(destination.size()) + " bytes for a range of " +
@@ -393,7 +417,7 @@ void tensor_stream_receiver::feed(std::span<const std::byte> bytes) {
     if (in_data_) {
       const auto take =
           static_cast<std::size_t>(std::min<std::uint64_t>(bytes.size(), length_ - data_received_));
-      std::memcpy(destination_.data() + data_received_, bytes.data(), take);
+      store_bytes(destination_, file_, data_received_, bytes.first(take));
       data_received_ += take;
       bytes = bytes.subspan(take);
       if (data_received_ == length_) in_data_ = false;

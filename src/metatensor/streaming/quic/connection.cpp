@@ -261,7 +261,13 @@ void conn_impl::write(ngtcp2_tstamp ts) {
   ngtcp2_path_storage ps;
   ngtcp2_path_storage_zero(&ps);
   ngtcp2_pkt_info pi{};
-  const std::size_t max_udp = std::min(payload_, ngtcp2_conn_get_max_tx_udp_payload_size(conn_.get()));
+  // Until the handshake completes, datagrams are at most 1200 bytes: ngtcp2
+  // pads every datagram that carries an Initial packet to the size offered
+  // (RFC 9000 §14.1 asks for at least 1200 bytes), which with the 32 KiB of
+  // loopback cost ~100 KB per connection before the first tensor byte.
+  const std::size_t max_udp = handshake_done_
+                                  ? std::min(payload_, ngtcp2_conn_get_max_tx_udp_payload_size(conn_.get()))
+                                  : std::min<std::size_t>(payload_, NGTCP2_MAX_UDP_PAYLOAD_SIZE);
   // Send at most a "send quantum" (the burst the congestion controller's
   // pacer allows) per pass; the pacer's next send time is part of
   // ngtcp2_conn_get_expiry, which brings the loop back.

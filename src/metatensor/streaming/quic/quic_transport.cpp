@@ -253,8 +253,10 @@ class quic_transport final : public transport, private quic::connection_handler 
         continue;
       }
       try {
-        tensor_stream s{
-            r, tensor_stream_receiver(r.get, r.tensor_offset, r.tensor_size, r.destination), {}, false};
+        tensor_stream s{r,
+                        tensor_stream_receiver(r.get, r.tensor_offset, r.tensor_size, r.destination, r.file),
+                        {},
+                        false};
         s.out.owned.push_back(encode(r.get));
         s.out.fin_queued = true;  // §10.4 tensor stream step 1: GET, then FIN
         stream_of_[r.id] = *id;
@@ -294,6 +296,11 @@ class quic_transport final : public transport, private quic::connection_handler 
       // An ERROR from the server answers this request alone; any other
       // violation of §10.4 is a connection error (§10.3).
       if (!s.receiver.refused()) c.close(static_cast<std::uint64_t>(e.code()), e.what());
+    } catch (const tensogram::io_error&) {
+      // The destination file could not be written (client_options::image_fd):
+      // this request fails, the server stops sending it (§10.6).
+      fail_stream(s, std::current_exception());
+      c.stop_sending(id, static_cast<std::uint64_t>(stream_errc::cancelled));
     }
   }
 
