@@ -98,6 +98,11 @@ TEST(SzipThreads, EncodeIsByteIdenticalForEveryThreadCount) {
     // Parts are whole steps of 64 KiB or more: sizes around one, two and
     // several steps, with a partial last block and a partial last RSI.
     const std::size_t step = std::lcm(per_rsi * width, std::size_t{64} << 10) / width;
+    // Thread counts whose encode was split for at least one size: a part
+    // whose lead-in finds no block split-coded alike by both encoders (noise
+    // coded uncompressed, zero runs) makes the whole encode serial again,
+    // which is correct but must not be the rule.
+    std::set<std::uint32_t> split_for;
     for (const std::size_t samples : {std::size_t{1}, per_rsi, step - 1, step, step + 1, 2 * step,
                                       2 * step + per_rsi / 2 + 3, 5 * step + 7, 9 * step + per_rsi - 1}) {
       SCOPED_TRACE("rsi " + std::to_string(s.rsi) + " block " + std::to_string(s.block) + " bits " +
@@ -110,15 +115,15 @@ TEST(SzipThreads, EncodeIsByteIdenticalForEveryThreadCount) {
         const codecs::szip_encoded got = encode(raw, p, width, t, &pieces);
         EXPECT_EQ(got.payload, want.payload) << "threads " << t;
         EXPECT_EQ(got.block_offsets, want.block_offsets) << "threads " << t;
-        // The split really happened: the parts start pieces of their own.
-        if (samples >= 2 * step) {
-          EXPECT_NE(pieces, serial_pieces) << "threads " << t;
-        }
+        // The split happened: the parts start pieces of their own.
+        if (samples >= 2 * step && pieces != serial_pieces) split_for.insert(t);
         EXPECT_EQ(decode(want.payload, p, raw.size(), width, t),
                   std::string(reinterpret_cast<const char*>(raw.data()), raw.size()))
             << "threads " << t;
       }
     }
+    EXPECT_EQ(split_for, (std::set<std::uint32_t>{2, 3, 4, 8}))
+        << "rsi " << s.rsi << " block " << s.block << " bits " << s.bits;
   }
 }
 
@@ -185,7 +190,7 @@ TEST(SzipThreads, NonFiniteErrorIsTheSequentialOne) {
     return std::string("no error");
   };
   const std::string want = run(0);
-  EXPECT_EQ(want, "value 70000");
+  EXPECT_NE(want.find("value 70000"), std::string::npos) << want;  // the first bad value, not the second
   EXPECT_EQ(run(2), want);
   EXPECT_EQ(run(4), want);
 }
