@@ -150,9 +150,11 @@ soak: deps
 	cd $(TEST_DIR) && TENSOGRAM_SOAK_KILLS=$(SOAK_KILLS) $(CTEST) --output-on-failure -V -R 'tools\.crash\.' \
 	  --timeout 3600
 
-# The whole suite but the downstream (install/packaging) tests, which `make
-# test` runs: they rebuild consumer programs and check the installed layout,
-# which the sanitizers have nothing to add to.
+# The whole suite but the downstream (install/packaging) tests and the
+# TypeScript packages' tests, which `make test` runs: the first rebuild
+# consumer programs and check the installed layout, the second run node on
+# TypeScript (their calls of the metatensor CLI are the CLI tests' paths,
+# which run here); the sanitizers have nothing to add to either.
 test-sanitize: deps
 	$(CMAKE) -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=Debug -DTENSOGRAM_SANITIZE=ON \
 	  "-DCMAKE_CXX_FLAGS_DEBUG=$(SANITIZE_OPT_FLAGS)" "-DCMAKE_C_FLAGS_DEBUG=$(SANITIZE_OPT_FLAGS)" \
@@ -160,7 +162,7 @@ test-sanitize: deps
 	$(CMAKE) --build $(ASAN_DIR) -j $(JOBS)
 	cd $(ASAN_DIR) && ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  $(CTEST) --output-on-failure -j $(JOBS) --label-exclude downstream
+	  $(CTEST) --output-on-failure -j $(JOBS) --label-exclude 'downstream|js'
 
 fuzz: deps
 	CC=clang CXX=clang++ $(CMAKE) -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \

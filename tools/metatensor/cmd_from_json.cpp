@@ -3,9 +3,6 @@
 // written by the library's writer in canonical form (§3.5). The way to make a
 // file of any kind — records, strings, ragged lists — without writing code,
 // and the C++ side of the cross-language writer tests.
-#include <fstream>
-#include <sstream>
-
 #include <metatensor.hpp>
 #include <nlohmann/json.hpp>
 
@@ -20,13 +17,10 @@ using tensogram::cli::tool_error;
 namespace {
 
 nlohmann::json read_values(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw tool_error(path + ": cannot open");
-  std::ostringstream text;
-  text << in.rdbuf();
+  const std::string text = read_text_file(path);
   nlohmann::json doc;
   try {
-    doc = nlohmann::json::parse(text.str());
+    doc = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw tool_error(path + ": not JSON: " + e.what());
   }
