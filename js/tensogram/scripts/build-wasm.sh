@@ -62,7 +62,12 @@ if [ ! -f "$deps/.complete" ]; then
 fi
 
 # --- 3. our core and the export layer -------------------------------------
-emcmake cmake -S "$here/wasm" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTGM_DEPS="$deps"
+# ccache works with emcc: a rebuild of unchanged sources (CI) is cache hits.
+launcher=""
+if command -v ccache >/dev/null 2>&1; then
+  launcher="-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"
+fi
+emcmake cmake -S "$here/wasm" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTGM_DEPS="$deps" $launcher
 cmake --build "$build" -j"$jobs"
 mkdir -p "$out"
 cp "$build/tensogram_wasm.js" "$build/tensogram_wasm.wasm" "$out/"
