@@ -18,7 +18,7 @@ export const FIXTURES = process.env["TENSOGRAM_FIXTURES"] ?? resolve(here, "../.
 export const HAVE_FIXTURES = existsSync(join(FIXTURES, "tgm"));
 
 export function cli(...args: string[]): string {
-  return execFileSync(CLI, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  return execFileSync(CLI, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], maxBuffer: 1 << 28 });
 }
 
 export function tmp(prefix = "tgm-js-"): string {
