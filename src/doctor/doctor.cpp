@@ -33,6 +33,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tensogram/codecs/pipeline_spec.hpp"
+#include "tensogram/codecs/szip.hpp"
 #include "tensogram/core/buffer.hpp"
 #include "tensogram/core/error.hpp"
 #include "tensogram/format/wire.hpp"
