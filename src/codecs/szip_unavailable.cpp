@@ -38,7 +38,8 @@ szip_encoded szip_compress(std::span<const std::byte> /*in*/, const szip_params&
 }
 
 szip_encoded szip_compress_chunked(std::uint64_t /*size*/, std::size_t /*unit*/,
-                                   const szip_chunk_fill& /*fill*/, const szip_params& /*p*/) {
+                                   const szip_chunk_fill& /*fill*/, const szip_params& /*p*/,
+                                   std::uint32_t /*threads*/) {
   not_built();
 }
 
@@ -53,8 +54,8 @@ void szip_decompress_into(std::span<const std::byte> /*payload*/, const szip_par
 }
 
 void szip_decompress_chunked(std::span<const std::byte> /*payload*/, const szip_params& /*p*/,
-                             std::size_t /*expected*/, std::size_t /*unit*/,
-                             const szip_chunk_sink& /*sink*/) {
+                             std::size_t /*expected*/, std::size_t /*unit*/, const szip_chunk_sink& /*sink*/,
+                             std::uint32_t /*threads*/) {
   not_built();
 }
 

@@ -27,6 +27,12 @@ fi
 if [ -z "${EMSDK_PYTHON:-}" ] && [ -x /usr/bin/python3 ]; then
   export EMSDK_PYTHON=/usr/bin/python3
 fi
+# Debian's emscripten runs its JavaScript optimizer (acorn-optimizer.js) with
+# `node` and Debian's node-acorn in /usr/share/nodejs, which a Node.js from
+# elsewhere (NodeSource, nvm) does not search.
+if [ -d /usr/share/nodejs/acorn ]; then
+  export NODE_PATH="/usr/share/nodejs${NODE_PATH:+:$NODE_PATH}"
+fi
 cache=${TENSOGRAM_WASM_CACHE:-${HOME:-/tmp}/.cache/tensogram-wasm}
 emver=$(emcc -dumpversion 2>/dev/null | tr -c 'A-Za-z0-9.\n' _)
 mkdir -p "$cache"
