@@ -5,8 +5,10 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
   EncodingError, FramingError, InvalidArgumentError, ObjectError, TensogramError, decode,
-  decodeMetadata, decodeObject, decodeRange, encode, scan, validate,
+  decodeMetadata, decodeObject, decodeRange, encode, init, scan, validate,
 } from "@tensogram/tensogram";
+
+await init();
 
 const good = encode({ base: [{ name: "x" }] }, [
   { descriptor: { shape: [4, 8], dtype: "float32", compression: "zstd", zstd_level: 3 }, data: new Float32Array(32).fill(1.5) },

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
-  CompressionError, DTYPE_BYTE_WIDTH, decode, decodeMetadata, decodeObject, decodeRange, doctor, encode, scan,
+  CompressionError, DTYPE_BYTE_WIDTH, EncodingError, decode, decodeMetadata, decodeObject, decodeRange, doctor, encode, scan,
   computeHash, validate, Float16Polyfill, ComplexArray, numberToFloat16Bits,
   float16BitsToNumber, numberToBfloat16Bits, bfloat16BitsToNumber, simplePackingComputeParams,
   type Dtype, type EncodeDescriptor,
@@ -35,6 +35,16 @@ describe("lossless round trips, every dtype", () => {
   for (const dtype of ALL_DTYPES) {
     for (const p of LOSSLESS) {
       if (dtype === "bitmask" && p.name.startsWith("shuffle")) continue;
+      if (dtype === "bitmask" && p.name.startsWith("blosc2")) {
+        // A bitmask has blosc2 typesize 0, which c-blosc2 refuses
+        // (InvalidParam): the reference fails the same way (spec 03 §3.2).
+        it(`${dtype} / ${p.name} is refused (typesize 0)`, () => {
+          const data = sampleBytes(dtype, N);
+          assert.throws(() => encode({}, [{ descriptor: descriptor(dtype, p.params(dtype)), data }]),
+            (e: unknown) => e instanceof EncodingError && /typesize 0/.test(e.message));
+        });
+        continue;
+      }
       it(`${dtype} / ${p.name}`, () => {
         const data = sampleBytes(dtype, N);
         const msg = encode({ base: [{ name: `${dtype}-${p.name}` }] }, [{ descriptor: descriptor(dtype, p.params(dtype)), data }]);
@@ -82,7 +92,8 @@ describe("typed views", () => {
     assert.ok(Number.isNaN(float16BitsToNumber(numberToFloat16Bits(NaN))));
     assert.equal(float16BitsToNumber(numberToFloat16Bits(1 + 2 ** -11)), 1); // tie → even
     assert.equal(float16BitsToNumber(numberToFloat16Bits(1e6)), Infinity);
-    for (const x of [0, 1, -3.5, 1.5e38, Infinity]) assert.equal(bfloat16BitsToNumber(numberToBfloat16Bits(x)), x);
+    // 1.5·2^126 ≈ 1.28e38: a large value bfloat16's 8-bit significand holds exactly.
+    for (const x of [0, 1, -3.5, 1.5 * 2 ** 126, Infinity]) assert.equal(bfloat16BitsToNumber(numberToBfloat16Bits(x)), x);
     assert.equal(numberToBfloat16Bits(1 + 2 ** -8), 0x3f80); // tie → even
     const f = Float16Polyfill.from([1, 2.5, -4]);
     assert.deepEqual(f.toArray(), [1, 2.5, -4]);
@@ -128,7 +139,12 @@ describe("lossy pipelines (float64)", () => {
   });
   it("sz3 abs", () => {
     const msg = encode({}, [{ descriptor: { shape: SHAPE, dtype: "float64", compression: "sz3", sz3_error_bound_mode: "abs", sz3_error_bound: 1e-2 }, data: values }]);
-    assert.ok(msg.byteLength < values.byteLength / 2);
+    // The sz3 payload is under half the raw values: compared with the same
+    // message uncompressed, as the ≈ 560 bytes of framing, metadata and hash
+    // of this small message are not the codec's (the native build writes the
+    // same 1344 bytes).
+    const raw = encode({}, [{ descriptor: { shape: SHAPE, dtype: "float64" }, data: values }]);
+    assert.ok(raw.byteLength - msg.byteLength > values.byteLength / 2, `${msg.byteLength} vs ${raw.byteLength}`);
     const d = decode(msg);
     assert.ok(maxErr(values, d.objects[0]!.data() as Float64Array) <= 1e-2);
     d.close();
