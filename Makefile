@@ -59,12 +59,13 @@ METATENSOR := $(BUILD_DIR)/tools/metatensor/metatensor
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 FORMAT_DIRS := include src tools tests bench fuzz examples python/src fortran
 
-.PHONY: help deps build demo test test-sanitize soak fuzz fuzz-long bench format format-check install clean
+.PHONY: help deps build demo test test-sanitize test-wasm soak fuzz fuzz-long bench format format-check install clean
 
 help:
 	@echo "make demo           install deps, build Release into $(BUILD_DIR)/, run the demo into $(OUT_DIR)/"
 	@echo "make test           install deps, build $(TEST_DIR)/ (RelWithDebInfo at -O3), run ctest"
 	@echo "make test-sanitize  the same under ASan+UBSan in $(ASAN_DIR)/ (Debug)"
+	@echo "make test-wasm      the WebAssembly package js/tensogram (Emscripten build of the core, node --test; not in CI)"
 	@echo "make soak           the crash-safety tests with SOAK_KILLS=$(SOAK_KILLS) SIGKILLs per writer, in $(TEST_DIR)/"
 	@echo "make deps           install the Debian packages: $(DEPS)"
 	@echo "make build          Release build into $(BUILD_DIR)/"
@@ -136,7 +137,7 @@ SANITIZE_OPT_FLAGS := -O1 -g1
 test: deps
 	$(CMAKE) -S . -B $(TEST_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$(TEST_OPT_FLAGS)" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=$(TEST_OPT_FLAGS)" \
-	  $(CMAKE_ARGS)
+	  -DTENSOGRAM_WASM_TESTS=OFF $(CMAKE_ARGS)
 	$(CMAKE) --build $(TEST_DIR) -j $(JOBS)
 	cd $(TEST_DIR) && $(CTEST) --output-on-failure -j $(JOBS)
 
@@ -149,6 +150,18 @@ soak: deps
 	$(CMAKE) --build $(TEST_DIR) -j $(JOBS) --target tensogram_crash_tests
 	cd $(TEST_DIR) && TENSOGRAM_SOAK_KILLS=$(SOAK_KILLS) $(CTEST) --output-on-failure -V -R 'tools\.crash\.' \
 	  --timeout 3600
+
+# The WebAssembly module of the core and its TypeScript package
+# (docs/wasm.md): Debian's emscripten, the third-party sources through
+# `apt-get source` into a per-machine cache, the core through ccache. Not in
+# CI: a cold build takes longer than the rest of CI together.
+test-wasm: deps
+	$(MAKE) deps DEPS=emscripten
+	$(CMAKE) -S . -B $(TEST_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$(TEST_OPT_FLAGS)" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=$(TEST_OPT_FLAGS)" \
+	  -DTENSOGRAM_WASM_TESTS=ON $(CMAKE_ARGS)
+	$(CMAKE) --build $(TEST_DIR) -j $(JOBS) --target tensogram_cli
+	cd $(TEST_DIR) && $(CTEST) --output-on-failure -V -R '^tensogram_js_tests$$'
 
 # The whole suite but the downstream (install/packaging) tests and the
 # TypeScript packages' tests, which `make test` runs: the first rebuild

@@ -200,6 +200,12 @@ const char* tgm_object_compression(const tgm_message_t* msg, size_t index);
 const char* tgm_object_hash_type(const tgm_message_t* msg, size_t index);
 /* 16 lowercase hex digits or NULL. */
 const char* tgm_object_hash_value(const tgm_message_t* msg, size_t index);
+/* Extension (not in the reference): the whole descriptor of object `index`
+ * as a JSON object (type, ndim, shape, strides, dtype, byte_order, encoding,
+ * filter, compression, codec parameters, masks), for bindings that mirror
+ * the reference's descriptor objects (the WebAssembly package,
+ * docs/wasm.md). Valid until the handle is freed; NULL out of range. */
+const char* tgm_object_descriptor_json(const tgm_message_t* msg, size_t index);
 void tgm_message_free(tgm_message_t* msg);
 
 /* ---- metadata: legacy coercing getters -------------------------------------

@@ -7,6 +7,7 @@
 
 #include "capi.hpp"
 #include "handles.hpp"
+#include "tensogram/cbor/json.hpp"
 #include "tensogram/core/buffer.hpp"
 #include "tensogram/core/byte_order.hpp"
 #include "tensogram/core/dtype.hpp"
@@ -17,7 +18,8 @@
 tgm_message_t::tgm_message_t(tensogram::message m) : msg(std::move(m)) {
   strings.reserve(msg.num_objects());
   for (const tensogram::decoded_object& o : msg.objects()) {
-    strings.push_back({o.dtype_string(), o.hash_value()});
+    strings.push_back(
+        {o.dtype_string(), o.hash_value(), tensogram::cbor::to_json_text(o.descriptor().to_cbor())});
   }
 }
 
@@ -184,6 +186,11 @@ const uint64_t* tgm_object_strides(const tgm_message_t* msg, size_t index) {
 const char* tgm_object_dtype(const tgm_message_t* msg, size_t index) {
   const auto* s = strings_at("tgm_object_dtype", msg, index);
   return s != nullptr ? s->dtype.c_str() : nullptr;
+}
+
+const char* tgm_object_descriptor_json(const tgm_message_t* msg, size_t index) {
+  const auto* s = strings_at("tgm_object_descriptor_json", msg, index);
+  return s != nullptr ? s->descriptor_json.c_str() : nullptr;
 }
 
 const uint8_t* tgm_object_data(const tgm_message_t* msg, size_t decoded_index, size_t* out_len) {

@@ -23,7 +23,8 @@ struct tgm_message_t : tensogram::capi::handle_tag<0x7467'6d6d'6573'7361> {  // 
   tensogram::message msg;
   struct object_strings {
     std::string dtype;
-    std::string hash_value;  // empty without a hash
+    std::string hash_value;       // empty without a hash
+    std::string descriptor_json;  // tgm_object_descriptor_json
   };
   std::vector<object_strings> strings;  // one per object
 };

@@ -30,14 +30,14 @@ double half_to_double(std::uint16_t h) noexcept {
   } else {
     bits = sign | (static_cast<std::uint64_t>(exp - 15 + 1023) << 52) | (mant << 42);
   }
-  return std::bit_cast<double>(bits);
+  return tensogram::bit_cast<double>(bits);
 }
 
 namespace {
 
 // The binary16 bits whose widening reproduces `d` exactly, if any.
 std::optional<std::uint16_t> exact_half(double d) noexcept {
-  const auto bits = std::bit_cast<std::uint64_t>(d);
+  const auto bits = tensogram::bit_cast<std::uint64_t>(d);
   const auto sign = static_cast<std::uint16_t>((bits >> 63) << 15);
   std::uint16_t h = 0;
   if (std::isnan(d)) {
@@ -65,13 +65,13 @@ std::optional<std::uint16_t> exact_half(double d) noexcept {
       h = static_cast<std::uint16_t>(sign | (exp << 10) | mant);
     }
   }
-  if (std::bit_cast<std::uint64_t>(half_to_double(h)) != bits) return std::nullopt;
+  if (tensogram::bit_cast<std::uint64_t>(half_to_double(h)) != bits) return std::nullopt;
   return h;
 }
 
 std::optional<float> exact_single(double d) noexcept {
   const auto f = static_cast<float>(d);
-  if (std::bit_cast<std::uint64_t>(static_cast<double>(f)) != std::bit_cast<std::uint64_t>(d)) {
+  if (tensogram::bit_cast<std::uint64_t>(static_cast<double>(f)) != tensogram::bit_cast<std::uint64_t>(d)) {
     return std::nullopt;
   }
   return f;
@@ -111,10 +111,10 @@ void put_float(std::vector<std::byte>& out, double d) {
     put_be(out, *h, 2);
   } else if (auto f = exact_single(d)) {
     put_byte(out, 0xFA);
-    put_be(out, std::bit_cast<std::uint32_t>(*f), 4);
+    put_be(out, tensogram::bit_cast<std::uint32_t>(*f), 4);
   } else {
     put_byte(out, 0xFB);
-    put_be(out, std::bit_cast<std::uint64_t>(d), 8);
+    put_be(out, tensogram::bit_cast<std::uint64_t>(d), 8);
   }
 }
 
@@ -370,8 +370,8 @@ class reader {
       case 25: return value(half_to_double(static_cast<std::uint16_t>(read_be(2, start))));
       case 26:
         return value(
-            static_cast<double>(std::bit_cast<float>(static_cast<std::uint32_t>(read_be(4, start)))));
-      case 27: return value(std::bit_cast<double>(read_be(8, start)));
+            static_cast<double>(tensogram::bit_cast<float>(static_cast<std::uint32_t>(read_be(4, start)))));
+      case 27: return value(tensogram::bit_cast<double>(read_be(8, start)));
       case 31: fail("unexpected break", start);
       default: fail("unsupported simple value " + std::to_string(ai), start);
     }

@@ -1,4 +1,5 @@
 #include "tensogram/cbor/value.hpp"
+#include "tensogram/core/endian.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -159,8 +160,8 @@ bool operator==(const value& a, const value& b) noexcept {
     case value::kind::integer: return std::get<integer>(a.v_) == std::get<integer>(b.v_);
     case value::kind::floating:
       // Bit-pattern equality: identical NaNs are equal, 0.0 != -0.0 (spec 02 §11).
-      return std::bit_cast<std::uint64_t>(std::get<double>(a.v_)) ==
-             std::bit_cast<std::uint64_t>(std::get<double>(b.v_));
+      return tensogram::bit_cast<std::uint64_t>(std::get<double>(a.v_)) ==
+             tensogram::bit_cast<std::uint64_t>(std::get<double>(b.v_));
     case value::kind::text: return std::get<std::string>(a.v_) == std::get<std::string>(b.v_);
     case value::kind::bytes: return std::get<byte_string>(a.v_) == std::get<byte_string>(b.v_);
     case value::kind::array: return std::get<array>(a.v_) == std::get<array>(b.v_);

@@ -251,6 +251,17 @@ namespace tensogram::codecs {
 namespace shuffle_simd {
 HWY_EXPORT(ShuffleRange);
 HWY_EXPORT(UnshuffleRange);
+// Calls go through these forwarders, which name the function from its own
+// namespace: with a single compiled target (the WebAssembly build,
+// docs/wasm.md) HWY_DYNAMIC_DISPATCH(F) is the static N_<TARGET>::F.
+template <typename... Args>
+void shuffle_range(Args... args) {
+  HWY_DYNAMIC_DISPATCH(ShuffleRange)(args...);
+}
+template <typename... Args>
+void unshuffle_range(Args... args) {
+  HWY_DYNAMIC_DISPATCH(UnshuffleRange)(args...);
+}
 }  // namespace shuffle_simd
 
 namespace {
@@ -276,9 +287,9 @@ void transpose_all(const std::byte* in, std::size_t s, std::size_t m, std::byte*
     const std::size_t e0 = c * chunk;
     const std::size_t e1 = std::min(m, e0 + chunk);
     if constexpr (Forward) {
-      HWY_DYNAMIC_DISPATCH(shuffle_simd::ShuffleRange)(src, s, m, dst, e0, e1);
+      shuffle_simd::shuffle_range(src, s, m, dst, e0, e1);
     } else {
-      HWY_DYNAMIC_DISPATCH(shuffle_simd::UnshuffleRange)(src, s, m, dst, e0, e1);
+      shuffle_simd::unshuffle_range(src, s, m, dst, e0, e1);
     }
   });
 }

@@ -35,6 +35,7 @@
 #include "src/core/byte_reversal_tables.hpp"
 #include "tensogram/codecs/simple_packing.hpp"
 #include "tensogram/core/byte_order.hpp"
+#include "tensogram/core/endian.hpp"
 #include "tensogram/core/error.hpp"
 #include "tensogram/core/parallel.hpp"
 
@@ -60,11 +61,11 @@ constexpr unsigned simd_max_bits = 52;
 inline double load_f64(const std::byte* p, bool swap) noexcept {
   std::uint64_t bits = load_native<std::uint64_t>(p);
   if (swap) bits = __builtin_bswap64(bits);
-  return std::bit_cast<double>(bits);
+  return tensogram::bit_cast<double>(bits);
 }
 
 inline void store_f64(std::byte* p, double v, bool swap) noexcept {
-  auto bits = std::bit_cast<std::uint64_t>(v);
+  auto bits = tensogram::bit_cast<std::uint64_t>(v);
   if (swap) bits = __builtin_bswap64(bits);
   std::memcpy(p, &bits, 8);
 }
@@ -356,7 +357,7 @@ bool EncodeChunk(const std::byte* in, std::size_t n, bool swap, double r, double
         std::uint64_t u = load_native<std::uint64_t>(src + 8 * i);
         if (swap) u = __builtin_bswap64(u);
         any_bad |= static_cast<std::uint64_t>(!sd::is_finite_bits(u));
-        q[i] = sd::quantise(std::bit_cast<double>(u), r, scale, maxq);
+        q[i] = sd::quantise(tensogram::bit_cast<double>(u), r, scale, maxq);
       }
       if (any_bad != 0) return false;
     }

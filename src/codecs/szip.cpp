@@ -67,6 +67,10 @@ using szip_walk::walk_rsi_body;
 
 }  // namespace
 
+bool szip_available() noexcept {
+  return true;
+}
+
 std::size_t szip_sample_bytes(const szip_params& p) noexcept {
   if (p.bits_per_sample > 24) return 4;
   if (p.bits_per_sample > 16) return (p.flags & szip_flags::data_3byte) != 0 ? 3 : 4;

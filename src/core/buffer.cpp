@@ -66,9 +66,14 @@ buffer buffer::owned(std::vector<std::byte> bytes) {
 }
 
 buffer buffer::allocate(std::size_t size) {
-  // Rounded up so that the block starts just after a huge-page boundary
-  // (huge_page_capacity); the span is still `size` bytes.
+// Rounded up so that the block starts just after a huge-page boundary
+// (huge_page_capacity); the span is still `size` bytes.
+#if defined(__cpp_lib_smart_ptr_for_overwrite)
   std::shared_ptr<std::byte[]> holder = std::make_shared_for_overwrite<std::byte[]>(huge_page_capacity(size));
+#else
+  // libc++ < 16 (the WebAssembly build): no make_shared_for_overwrite.
+  std::shared_ptr<std::byte[]> holder(make_uninitialized_array<std::byte>(huge_page_capacity(size)));
+#endif
   advise_huge_pages(holder.get(), size);  // before the caller's first touch
   buffer b;
   b.bytes_ = std::span<const std::byte>(holder.get(), size);

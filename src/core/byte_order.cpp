@@ -83,6 +83,13 @@ namespace tensogram {
 
 namespace byte_swap_simd {
 HWY_EXPORT(SwapUnits);
+// Calls go through these forwarders, which name the function from its own
+// namespace: with a single compiled target (the WebAssembly build,
+// docs/wasm.md) HWY_DYNAMIC_DISPATCH(F) is the static N_<TARGET>::F.
+template <typename... Args>
+void swap_units(Args... args) {
+  HWY_DYNAMIC_DISPATCH(SwapUnits)(args...);
+}
 }  // namespace byte_swap_simd
 
 std::string_view byte_order_name(byte_order o) noexcept {
@@ -103,8 +110,8 @@ void swap_into(const std::byte* src, std::byte* dst, std::size_t size, std::size
     case 2:
     case 4:
     case 8:
-      HWY_DYNAMIC_DISPATCH(byte_swap_simd::SwapUnits)
-      (reinterpret_cast<const std::uint8_t*>(src), reinterpret_cast<std::uint8_t*>(dst), count, unit);
+      byte_swap_simd::swap_units(reinterpret_cast<const std::uint8_t*>(src),
+                                 reinterpret_cast<std::uint8_t*>(dst), count, unit);
       break;
     default:
       for (std::size_t i = 0; i < count; ++i) {

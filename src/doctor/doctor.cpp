@@ -7,8 +7,14 @@
 // list, so a codec added to src/codecs turns its rows on by itself.
 #include "tensogram/doctor.hpp"
 
+// The WebAssembly build (docs/wasm.md) has no libcurl, and libaec only when
+// its source package could be obtained.
+#ifndef __EMSCRIPTEN__
 #include <curl/curl.h>
+#endif
+#if __has_include(<libaec.h>)
 #include <libaec.h>
+#endif
 #include <lz4.h>
 #include <zstd.h>
 
@@ -27,6 +33,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tensogram/codecs/pipeline_spec.hpp"
+#include "tensogram/codecs/szip.hpp"
 #include "tensogram/core/buffer.hpp"
 #include "tensogram/core/error.hpp"
 #include "tensogram/format/wire.hpp"
@@ -119,11 +126,13 @@ std::optional<std::string> libaec_version() {
 #endif
 }
 
+#ifndef __EMSCRIPTEN__
 std::optional<std::string> curl_version_text() {
   const curl_version_info_data* info = curl_version_info(CURLVERSION_NOW);
   if (info == nullptr || info->version == nullptr) return std::nullopt;
   return std::string(info->version);
 }
+#endif
 
 // A compression feature row: "on" iff the registry can run the codec. The
 // backend text describes what this port uses for it.
@@ -151,6 +160,14 @@ std::vector<feature_status> collect_features() {
   f.push_back(codec_row("blosc2", "tensogram-cpp", feature_linkage::builtin, own));
   f.push_back(codec_row("zfp", "tensogram-cpp", feature_linkage::builtin, own));
   f.push_back(codec_row("sz3", "tensogram-cpp", feature_linkage::builtin, own));
+#ifdef __EMSCRIPTEN__
+  // The WebAssembly build is sequential and works on memory buffers only
+  // (docs/wasm.md, spec 07 G.10): no threads, remote reads, mmap or async.
+  for (const char* name : {"threads", "remote", "mmap", "async"}) {
+    const bool threading = std::string_view(name) == "threads";
+    f.push_back(feature_status::make_off(name, threading ? feature_kind::threading : feature_kind::io));
+  }
+#else
   // Always compiled in: the thread budget (core/parallel, core/thread_pool),
   // HTTP range reads (io/http_source over libcurl), memory-mapped files
   // (core/buffer) and the std::future API (io/async).
@@ -162,6 +179,7 @@ std::vector<feature_status> collect_features() {
       feature_status::make_on("mmap", feature_kind::io, "POSIX mmap", feature_linkage::builtin, own_version));
   f.push_back(feature_status::make_on("async", feature_kind::io, "std::future", feature_linkage::builtin,
                                       own_version));
+#endif
   return f;
 }
 
@@ -514,6 +532,8 @@ std::string doctor_json() {
 bool is_compression_built_in(std::string_view name) {
   // The compressor table holds exactly the codecs compiled in (spec 02 §16,
   // spec 03 §6).
+  // szip needs libaec, which a build may lack (docs/wasm.md).
+  if (name == "szip") return codecs::szip_available();
   return codecs::is_known_compression(name);
 }
 

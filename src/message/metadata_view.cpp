@@ -2,10 +2,59 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 #include "tensogram/cbor/json.hpp"
 
 namespace tensogram {
+
+namespace {
+#if defined(__cpp_lib_to_chars)
+// The shortest digits that read back as d, in fixed notation.
+std::string fixed_shortest(double d) {
+  char buf[400];
+  const auto r = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::fixed);
+  return std::string(buf, r.ptr);
+}
+#else
+// The same without floating-point std::to_chars, which libc++ 14
+// (Emscripten 3.1.6, the WebAssembly build) lacks: the fewest significant
+// digits printf's correctly rounded %.*e needs to read back as d, written
+// out in fixed notation.
+std::string fixed_shortest(double d) {
+  char buf[40];
+  for (int p = 0; p < 17; ++p) {
+    std::snprintf(buf, sizeof buf, "%.*e", p, d);
+    if (std::strtod(buf, nullptr) == d) break;
+  }
+  const std::string s(buf);  // [-]D[.DDD]e±XX
+  const std::size_t e = s.find('e');
+  std::string digits;
+  for (std::size_t i = 0; i < e; ++i) {
+    if (s[i] >= '0' && s[i] <= '9') digits += s[i];
+  }
+  const long point = std::strtol(s.c_str() + e + 1, nullptr, 10) + 1;  // digits before the point
+  const long n = static_cast<long>(digits.size());
+  std::string out = s[0] == '-' ? "-" : "";
+  if (point <= 0) {
+    out += "0." + std::string(static_cast<std::size_t>(-point), '0') + digits;
+  } else if (point > n) {
+    // An integer: as many characters with zeros or with the exact digits,
+    // and to_chars takes the exact ones (the smallest difference).
+    char whole[400];
+    std::snprintf(whole, sizeof whole, "%.0f", d);
+    return whole;
+  } else if (point == n) {
+    out += digits;
+  } else {
+    out += digits.substr(0, static_cast<std::size_t>(point)) + "." +
+           digits.substr(static_cast<std::size_t>(point));
+  }
+  return out;
+}
+#endif
+}  // namespace
 
 std::string display_text(const cbor::value& v) {
   switch (v.type()) {
@@ -15,9 +64,7 @@ std::string display_text(const cbor::value& v) {
       const double d = *v.as_float();
       if (std::isnan(d)) return "NaN";
       if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
-      char buf[400];
-      const auto r = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::fixed);
-      return std::string(buf, r.ptr);
+      return fixed_shortest(d);
     }
     case cbor::value::kind::boolean: return *v.as_bool() ? "true" : "false";
     case cbor::value::kind::null: return "null";

@@ -127,6 +127,21 @@ namespace non_finite_simd {
 HWY_EXPORT(Screen16);
 HWY_EXPORT(Screen32);
 HWY_EXPORT(Screen64);
+// Calls go through these forwarders, which name the function from its own
+// namespace: with a single compiled target (the WebAssembly build,
+// docs/wasm.md) HWY_DYNAMIC_DISPATCH(F) is the static N_<TARGET>::F.
+template <typename... Args>
+bool screen16(Args... args) {
+  return HWY_DYNAMIC_DISPATCH(Screen16)(args...);
+}
+template <typename... Args>
+bool screen32(Args... args) {
+  return HWY_DYNAMIC_DISPATCH(Screen32)(args...);
+}
+template <typename... Args>
+bool screen64(Args... args) {
+  return HWY_DYNAMIC_DISPATCH(Screen64)(args...);
+}
 }  // namespace non_finite_simd
 
 namespace {
@@ -187,9 +202,9 @@ bool screen(const std::byte* src, std::byte* dst, std::size_t count, std::size_t
   const auto* s = reinterpret_cast<const std::uint8_t*>(src);
   auto* d = reinterpret_cast<std::uint8_t*>(dst);
   switch (part) {
-    case 2: return HWY_DYNAMIC_DISPATCH(non_finite_simd::Screen16)(s, d, count, swap, field, lsb);
-    case 4: return HWY_DYNAMIC_DISPATCH(non_finite_simd::Screen32)(s, d, count, swap, field, lsb);
-    default: return HWY_DYNAMIC_DISPATCH(non_finite_simd::Screen64)(s, d, count, swap, field, lsb);
+    case 2: return non_finite_simd::screen16(s, d, count, swap, field, lsb);
+    case 4: return non_finite_simd::screen32(s, d, count, swap, field, lsb);
+    default: return non_finite_simd::screen64(s, d, count, swap, field, lsb);
   }
 }
 

@@ -85,6 +85,12 @@ TEST(CapiEncode, EncodeDecodeRoundTripWithEveryAccessor) {
   EXPECT_STREQ(tgm_payload_encoding(m.get(), 1), "none");
   EXPECT_STREQ(tgm_object_filter(m.get(), 1), "none");
   EXPECT_STREQ(tgm_object_compression(m.get(), 1), "zstd");
+  // The extension: the whole descriptor, codec parameters included.
+  const std::string desc = tgm_object_descriptor_json(m.get(), 1);
+  EXPECT_NE(desc.find("\"compression\":\"zstd\""), std::string::npos) << desc;
+  EXPECT_NE(desc.find("\"zstd_level\""), std::string::npos) << desc;
+  EXPECT_NE(desc.find("\"dtype\":\"int16\""), std::string::npos) << desc;
+  EXPECT_EQ(tgm_object_descriptor_json(m.get(), 2), nullptr);
   EXPECT_EQ(tgm_payload_has_hash(m.get(), 0), 1);
   EXPECT_STREQ(tgm_object_hash_type(m.get(), 0), "xxh3");
   ASSERT_NE(tgm_object_hash_value(m.get(), 0), nullptr);

@@ -37,6 +37,11 @@ struct szip_params {
 };
 
 /// Bytes per sample container: 1, 2, 3 (17–24 bits with 3BYTE) or 4.
+/// False in a build without libaec (src/codecs/szip_unavailable.cpp, the
+/// WebAssembly build of docs/wasm.md), where every other function here throws
+/// compression_error "codec \"szip\" is not built into this build".
+[[nodiscard]] bool szip_available() noexcept;
+
 [[nodiscard]] std::size_t szip_sample_bytes(const szip_params& p) noexcept;
 
 /// Checks §7.2's limits; throws `encoding_error` ("compression error: szip

@@ -13,6 +13,19 @@
 
 namespace tensogram {
 
+#if defined(__cpp_lib_bit_cast)
+using std::bit_cast;
+#else
+/// std::bit_cast for standard libraries without it (libc++ 14, which the
+/// WebAssembly build's Emscripten ships, docs/wasm.md), on the compiler
+/// builtin that implements it in both GCC and clang.
+template <typename To, typename From>
+requires(sizeof(To) == sizeof(From) && std::is_trivially_copyable_v<To> && std::is_trivially_copyable_v<From>)
+    [[nodiscard]] constexpr To bit_cast(const From& from) noexcept {
+  return __builtin_bit_cast(To, from);
+}
+#endif
+
 /// An unsigned integer of the host's byte order from unaligned memory.
 template <class T>
 [[nodiscard]] inline T load_native(const std::byte* p) noexcept {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 namespace tensogram {
@@ -44,5 +45,18 @@ inline constexpr std::size_t message_headroom = std::size_t{64} << 10;
 /// headroom`) was advised before the zero fill (the fill then runs at memset
 /// speed).
 [[nodiscard]] std::vector<std::byte> make_advised_bytes(std::size_t size, std::size_t headroom = 0);
+
+/// std::make_unique_for_overwrite<T[]>(n) (C++20): n default-initialised
+/// elements. Standard libraries without it (libc++ < 16, which the
+/// WebAssembly build's Emscripten ships, docs/wasm.md) get the same thing
+/// spelled out.
+template <typename T>
+[[nodiscard]] std::unique_ptr<T[]> make_uninitialized_array(std::size_t n) {
+#if defined(__cpp_lib_smart_ptr_for_overwrite)
+  return std::make_unique_for_overwrite<T[]>(n);
+#else
+  return std::unique_ptr<T[]>(new T[n]);  // default-initialised, as the standard function does
+#endif
+}
 
 }  // namespace tensogram

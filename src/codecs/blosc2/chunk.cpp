@@ -498,7 +498,10 @@ void read_chunk_range(const chunk_info& c, std::uint64_t from, std::size_t len, 
     return;
   }
   const std::uint64_t end = from + len;
-  for (std::size_t k = static_cast<std::size_t>(from / c.blocksize); k * c.blocksize < end; ++k) {
+  // 64-bit products: in a 32-bit build k·blocksize may pass 2^32 (two
+  // int32 sizes) just past the last block.
+  for (std::size_t k = static_cast<std::size_t>(from / c.blocksize);
+       static_cast<std::uint64_t>(k) * c.blocksize < end; ++k) {
     const std::uint64_t b0 = static_cast<std::uint64_t>(k) * c.blocksize;
     const std::uint64_t b1 = std::min<std::uint64_t>(b0 + c.blocksize, c.nbytes);
     const std::uint64_t lo = std::max(b0, from);

@@ -19,6 +19,7 @@
 
 #include "tensogram/codecs/blosc2.hpp"
 #include "tensogram/codecs/blosclz.hpp"
+#include "tensogram/core/memory.hpp"
 
 #include "format.hpp"
 
@@ -31,7 +32,7 @@ class raw_buffer {
   std::byte* reserve_tail(std::size_t extra) {
     if (cap_ - size_ < extra) {
       const std::size_t cap = std::max(size_ + extra, cap_ + cap_ / 2);
-      auto p = std::make_unique_for_overwrite<std::byte[]>(cap);
+      auto p = make_uninitialized_array<std::byte>(cap);
       if (size_ > 0) std::memcpy(p.get(), data_.get(), size_);
       data_ = std::move(p);
       cap_ = cap;
@@ -71,11 +72,11 @@ struct worker {
   // Scratch of n bytes in `a`, and in `b` too when two are needed.
   void scratch(std::size_t n, bool two) {
     if (cap < n) {
-      a = std::make_unique_for_overwrite<std::byte[]>(n);
+      a = make_uninitialized_array<std::byte>(n);
       b.reset();
       cap = n;
     }
-    if (two && !b) b = std::make_unique_for_overwrite<std::byte[]>(cap);
+    if (two && !b) b = make_uninitialized_array<std::byte>(cap);
   }
 };
 

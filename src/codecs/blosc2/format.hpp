@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <span>
 #include <string>
 
@@ -14,8 +15,6 @@
 #include "tensogram/core/hex.hpp"
 
 namespace tensogram::codecs::blosc2_detail {
-
-static_assert(sizeof(std::size_t) == 8, "blosc2 offsets are 64-bit");
 
 // ---------------------------------------------------------------------------
 // Format constants (spec 03 §8.4.2, §8.4.3).
@@ -56,6 +55,21 @@ inline constexpr std::size_t k_fill_piece = std::size_t{1} << 20;
 /// Every failure: an `encoding_error` naming blosc2 (spec 03 §3.1).
 [[noreturn]] inline void fail(const std::string& what) {
   throw encoding_error("compression error: blosc2 error: " + what);
+}
+
+/// A size or offset of the format (64-bit in frames, spec 03 §8.4.2, and
+/// kept in std::uint64_t) narrowed to index memory. Checked: in a 32-bit
+/// build (WebAssembly) a frame or a request may name more bytes than the
+/// address space holds, which is an error, never a truncation. A no-op
+/// where std::size_t has 64 bits.
+inline std::size_t to_size(std::uint64_t v, const char* what) {
+  if constexpr (sizeof(std::size_t) < sizeof(std::uint64_t)) {
+    if (v > std::numeric_limits<std::size_t>::max()) {
+      fail(std::string(what) + " of " + std::to_string(v) +
+           " bytes does not fit in this build's address space");
+    }
+  }
+  return static_cast<std::size_t>(v);
 }
 
 /// "0x" and an even number of lowercase hex digits, as c-blosc2 prints

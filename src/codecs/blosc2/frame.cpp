@@ -158,8 +158,8 @@ void parse_chunks(std::span<const std::byte> b, std::size_t trailer_at, frame_vi
   if (f.cbytes > trailer_at - header_len - k_chunk_header) {
     fail("compressed size " + std::to_string(f.cbytes) + " leaves no room for the index chunk");
   }
-  const std::size_t data_at = static_cast<std::size_t>(header_len);
-  const std::size_t index_at = data_at + static_cast<std::size_t>(f.cbytes);
+  const std::size_t data_at = to_size(header_len, "frame header");
+  const std::size_t index_at = data_at + to_size(f.cbytes, "data region");
   chunk_info index = parse_chunk(b.subspan(index_at, trailer_at - index_at), 0, index_at, "index chunk");
   index.is_index = true;
   // Reference frames: every chunk holds `chunksize` bytes but the last.
@@ -179,14 +179,14 @@ void parse_chunks(std::span<const std::byte> b, std::size_t trailer_at, frame_vi
     fail("index chunk holds " + std::to_string(index.nbytes) + " bytes, expected 8 for each of the " +
          std::to_string(nchunks) + " chunks");
   }
-  std::vector<std::byte> entries(static_cast<std::size_t>(index.nbytes));
+  std::vector<std::byte> entries(to_size(index.nbytes, "index"));
   if (!entries.empty()) {
     worker w;
     std::vector<std::byte> block;
     read_chunk_range(index, 0, entries.size(), entries.data(), w, block);
   }
-  const std::span<const std::byte> data = b.subspan(data_at, static_cast<std::size_t>(f.cbytes));
-  f.chunks.resize(static_cast<std::size_t>(nchunks));
+  const std::span<const std::byte> data = b.subspan(data_at, to_size(f.cbytes, "data region"));
+  f.chunks.resize(to_size(nchunks, "chunk list"));
   for (std::size_t i = 0; i < f.chunks.size(); ++i) {
     const std::uint64_t out_pos = static_cast<std::uint64_t>(i) * f.chunksize;
     const std::uint64_t expect = std::min<std::uint64_t>(f.chunksize, f.nbytes - out_pos);
@@ -251,7 +251,7 @@ void decompress_frame(const frame_view& f, std::byte* out, std::uint32_t threads
     const chunk_info& c = f.chunks[items[k].chunk];
     const std::uint64_t from = static_cast<std::uint64_t>(items[k].piece) * c.piece_size();
     const auto len = static_cast<std::size_t>(std::min<std::uint64_t>(c.piece_size(), c.nbytes - from));
-    std::byte* dst = out + static_cast<std::size_t>(c.out_pos + from);
+    std::byte* dst = out + to_size(c.out_pos + from, "output offset");
     if (c.kind == chunk_kind::regular) {
       decode_block(c, items[k].piece, dst, w);
     } else {
@@ -353,7 +353,7 @@ std::vector<std::byte> blosc2_compress(std::span<const std::byte> in, const blos
 std::vector<std::byte> blosc2_decompress(std::span<const std::byte> frame, std::size_t max_size,
                                          std::uint32_t threads) {
   const frame_view f = parse_frame(frame, max_size);
-  std::vector<std::byte> out = make_advised_bytes(static_cast<std::size_t>(f.nbytes));
+  std::vector<std::byte> out = make_advised_bytes(to_size(f.nbytes, "decompressed frame"));
   decompress_frame(f, out.data(), threads);
   return out;
 }
@@ -375,11 +375,11 @@ std::vector<std::byte> blosc2_decompress_range(std::span<const std::byte> frame,
     fail("range of " + std::to_string(byte_size) + " bytes at " + std::to_string(byte_pos) +
          " exceeds the frame's " + std::to_string(f.nbytes) + " bytes");
   }
-  std::vector<std::byte> out(static_cast<std::size_t>(byte_size));
+  std::vector<std::byte> out(to_size(byte_size, "requested range"));
   if (byte_size == 0) return out;
   worker w;
   std::vector<std::byte> block;
-  for (std::size_t i = static_cast<std::size_t>(byte_pos / f.chunksize); i < f.chunks.size(); ++i) {
+  for (std::size_t i = to_size(byte_pos / f.chunksize, "chunk number"); i < f.chunks.size(); ++i) {
     const chunk_info& c = f.chunks[i];
     if (c.out_pos >= end) break;
     const std::uint64_t lo = std::max(byte_pos, c.out_pos);

@@ -380,7 +380,12 @@ template <class T, class F>
 void for_each_anchor(const walk_plan& p, T* data, F&& f) {
   std::array<axis, max_rank> ax{};
   for (std::size_t k = 0; k < max_rank; ++k) {
-    ax[k] = k < p.rank ? axis{(p.dims[k] - 1) / p.anchor + 1, p.anchor * p.offsets[k]} : axis{1, 0};
+    // p.anchor < some dimension, so both fit in size_t where they are used:
+    // the count is at most dims[k], and the step is only taken when
+    // dims[k] > anchor, i.e. within the array (32-bit builds, WebAssembly).
+    ax[k] = k < p.rank ? axis{static_cast<std::size_t>((p.dims[k] - 1) / p.anchor + 1),
+                              static_cast<std::size_t>(p.anchor * p.offsets[k])}
+                       : axis{1, 0};
   }
   auto visit = [&](std::size_t at) { f(data[at]); };
   for_grid<0>(0, ax, visit);

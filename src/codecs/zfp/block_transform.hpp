@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <limits>
 
+#include "tensogram/core/endian.hpp"
+
 namespace tensogram::codecs::zfp_detail {
 
 inline constexpr int k_exponent_bias = 1023;  // the 11-bit exponent field's bias
@@ -34,7 +36,7 @@ inline int block_exponent(const double* v) noexcept {
     if (m < f) m = f;
   }
   if (!(m > 0.0)) return -k_exponent_bias;
-  const auto biased = static_cast<int>(std::bit_cast<std::uint64_t>(m) >> 52);
+  const auto biased = static_cast<int>(tensogram::bit_cast<std::uint64_t>(m) >> 52);
   if (biased == 0x7ff) {
     int e = 0;
     static_cast<void>(std::frexp(m, &e));
@@ -54,8 +56,8 @@ inline unsigned block_precision(int emax, unsigned maxprec, int minexp) noexcept
 /// 2^-1074, zero below (2^-1075 is a tie that rounds to even, i.e. 0).
 inline double power_of_two(int k) noexcept {
   if (k > 1023) return std::numeric_limits<double>::infinity();
-  if (k >= -1022) return std::bit_cast<double>(static_cast<std::uint64_t>(k + 1023) << 52);
-  if (k >= -1074) return std::bit_cast<double>(std::uint64_t{1} << (k + 1074));
+  if (k >= -1022) return tensogram::bit_cast<double>(static_cast<std::uint64_t>(k + 1023) << 52);
+  if (k >= -1074) return tensogram::bit_cast<double>(std::uint64_t{1} << (k + 1074));
   return 0.0;
 }
 

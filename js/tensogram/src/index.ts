@@ -1,0 +1,18 @@
+// @tensogram/tensogram: the reference's TypeScript API (spec 07 Part G) over
+// our C++ core compiled to WebAssembly (docs/wasm.md).
+
+export { init, type InitOptions } from "./init.js";
+export {
+  WIRE_VERSION, encode, encodePreEncoded, decode, decodeObject, decodeMetadata, decodeRange, scan, computeHash,
+  validate, doctor, simplePackingComputeParams,
+  type DecodedMessage, type DecodedObject, type DecodeRangeResult, type ValidationReport,
+} from "./api.js";
+export * from "./errors.js";
+export {
+  DTYPE_BYTE_WIDTH, SUPPORTED_DTYPES, isDtype, shapeElementCount, payloadByteSize, typedArrayFor,
+  Float16Polyfill, Bfloat16Array, ComplexArray, hasNativeFloat16Array, float16FromBytes, bfloat16FromBytes,
+  complexFromBytes, float16BitsToNumber, numberToFloat16Bits, bfloat16BitsToNumber, numberToBfloat16Bits,
+  type Dtype, type TypedArray,
+} from "./dtype.js";
+export type { CborValue } from "./json.js";
+export type * from "./types.js";
