@@ -208,6 +208,35 @@ const char* tgm_object_hash_value(const tgm_message_t* msg, size_t index);
 const char* tgm_object_descriptor_json(const tgm_message_t* msg, size_t index);
 void tgm_message_free(tgm_message_t* msg);
 
+/* ---- extensions: random access for callers that do their own I/O ----------
+ * (the WebAssembly package's lazy remote files, docs/wasm.md). Offsets are
+ * from the start of one message. */
+/* total_length (0 for a non-back-filled streaming message) and flags of the
+ * preamble at the start of buf (at least 24 bytes). */
+tgm_error tgm_read_preamble(const uint8_t* buf, size_t buf_len, uint64_t* out_total_length,
+                            uint16_t* out_flags);
+/* The layout of a message of message_length bytes from the regions fetched so
+ * far (flags: the preamble's flags, or -1 when unknown). Either *out_json is
+ * {"metadata", "first_metadata", "whole", "objects": [[offset, length]...]}
+ * and *out_need_length is 0, or *out_json is empty and [*out_need_offset,
+ * +*out_need_length) is the range to fetch before calling again. */
+tgm_error tgm_layout_from_regions(uint64_t message_length, int32_t flags, const uint64_t* region_offsets,
+                                  const uint8_t* const* regions, const size_t* region_lengths,
+                                  size_t num_regions, tgm_bytes_t* out_json, uint64_t* out_need_offset,
+                                  uint64_t* out_need_length);
+/* One data-object frame decoded on its own (native byte order): a message
+ * handle with that object at index 0 and empty metadata. object_index only
+ * labels errors. */
+tgm_error tgm_decode_data_frame(const uint8_t* frame, size_t frame_len, size_t object_index,
+                                int32_t verify_hash, int32_t restore_non_finite, tgm_message_t** out);
+/* Element ranges of one data-object frame, as tgm_decode_range. */
+tgm_error tgm_decode_data_frame_range(const uint8_t* frame, size_t frame_len, size_t object_index,
+                                      const uint64_t* ranges_offsets, const uint64_t* ranges_counts,
+                                      size_t num_ranges, int32_t join, tgm_bytes_t* out, size_t* out_count);
+/* The descriptor of one data-object frame as JSON (tgm_object_descriptor_json's form). */
+tgm_error tgm_data_frame_descriptor_json(const uint8_t* frame, size_t frame_len, size_t object_index,
+                                         tgm_bytes_t* out);
+
 /* ---- metadata: legacy coercing getters -------------------------------------
  * Keys are dot paths; the _at variants look only in base[obj_index]. */
 
@@ -316,6 +345,10 @@ tgm_error tgm_validate(const uint8_t* buf, size_t buf_len, const char* level, in
                        tgm_bytes_t* out);
 tgm_error tgm_validate_file(const char* path, const char* level, int32_t check_canonical, tgm_bytes_t* out);
 tgm_error tgm_doctor_to_json(tgm_bytes_t* out);
+/* Extension: the JSON file report (`file_issues`, `messages`) of a buffer of
+ * concatenated messages, as tgm_validate_file gives for a file. */
+tgm_error tgm_validate_buffer(const uint8_t* buf, size_t buf_len, const char* level, int32_t check_canonical,
+                              tgm_bytes_t* out);
 /* 16 hex digits of xxh3-64; algo NULL, "xxh3" or "none". */
 tgm_error tgm_compute_hash(const uint8_t* data, size_t data_len, const char* algo, tgm_bytes_t* out);
 tgm_error tgm_simple_packing_compute_params(const double* values, size_t num_values, uint32_t bits_per_value,
