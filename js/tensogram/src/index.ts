@@ -21,3 +21,4 @@ export {
 } from "./dtype.js";
 export type { CborValue } from "./json.js";
 export type * from "./types.js";
+export { TensogramFile, type OpenFileOptions, type FromUrlOptions, type AppendOptions } from "./file.js";
