@@ -336,6 +336,17 @@ size_t tgm_streaming_encoder_count(const tgm_streaming_encoder_t* enc);
 /* Completes the message; the handle must still be freed. */
 tgm_error tgm_streaming_encoder_finish(tgm_streaming_encoder_t* enc);
 void tgm_streaming_encoder_free(tgm_streaming_encoder_t* enc);
+/* Extension (the WebAssembly package's StreamingEncoder): a streaming encoder
+ * writing to memory. seekable != 0: total_length is back-filled and
+ * tgm_streaming_encoder_take hands out the whole message once, after finish;
+ * seekable == 0: total_length stays 0 and each take hands out the bytes
+ * produced since the previous one (every frame as soon as it is written). */
+tgm_error tgm_streaming_encoder_create_in_memory(const char* metadata_json, const char* hash_algo,
+                                                 const TgmEncodeMaskOptions* mask_options, int32_t seekable,
+                                                 tgm_streaming_encoder_t** out);
+tgm_error tgm_streaming_encoder_take(tgm_streaming_encoder_t* enc, tgm_bytes_t* out);
+/* Bytes of the message produced so far (0 for an invalid handle). */
+uint64_t tgm_streaming_encoder_bytes_written(const tgm_streaming_encoder_t* enc);
 
 /* ---- validation, diagnostics, hashing, simple packing --------------------- */
 

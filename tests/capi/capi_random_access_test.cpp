@@ -2,7 +2,8 @@
 // (src/capi/random_access.cpp): buffer validation against the file
 // validation, the preamble reader, the layout loader over fetched regions
 // (asks for the bytes it lacks, then agrees with a whole-message decode) and
-// single-frame decoding against the whole-message decoders.
+// single-frame decoding against the whole-message decoders; the in-memory
+// streaming encoder (src/capi/streaming.cpp).
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -182,6 +183,78 @@ TEST(CapiRandomAccess, BadFramesFail) {
   uint64_t l = 0;
   EXPECT_EQ(tgm_layout_from_regions(msg.size(), -1, nullptr, nullptr, nullptr, 0, nullptr, &o, &l),
             TGM_ERROR_INVALID_ARG);
+}
+
+}  // namespace
+
+namespace {
+
+using namespace capi_test;
+
+// Drains an in-memory streaming encoder.
+std::vector<uint8_t> take(tgm_streaming_encoder_t* enc) {
+  bytes out;
+  EXPECT_TGM_OK(tgm_streaming_encoder_take(enc, out.out()));
+  return out.vec();
+}
+
+TEST(CapiMemoryStreaming, SeekableGivesTheBackFilledMessageAfterFinish) {
+  tgm_streaming_encoder_t* enc = nullptr;
+  ASSERT_TGM_OK(tgm_streaming_encoder_create_in_memory(R"({"base":[{"a":1}]})", "xxh3", nullptr, 1, &enc));
+  ASSERT_TGM_OK(tgm_streaming_encoder_write(enc, int16_descriptor_json(),
+                                            reinterpret_cast<const uint8_t*>(i16_values.data()),
+                                            i16_values.size() * sizeof(int16_t)));
+  EXPECT_EQ(tgm_streaming_encoder_count(enc), 1u);
+  EXPECT_GT(tgm_streaming_encoder_bytes_written(enc), 24u);
+  EXPECT_TRUE(take(enc).empty());  // nothing before finish
+  ASSERT_TGM_OK(tgm_streaming_encoder_finish(enc));
+  const std::vector<uint8_t> msg = take(enc);
+  EXPECT_EQ(tgm_streaming_encoder_bytes_written(enc), msg.size());
+  EXPECT_TRUE(take(enc).empty());  // handed out once
+  tgm_streaming_encoder_free(enc);
+  uint64_t total = 0;
+  uint16_t flags = 0;
+  ASSERT_TGM_OK(tgm_read_preamble(msg.data(), msg.size(), &total, &flags));
+  EXPECT_EQ(total, msg.size());
+  tgm_message_t* raw = nullptr;
+  ASSERT_TGM_OK(tgm_decode(msg.data(), msg.size(), 1, 0, 1, &raw));
+  const message_ptr m(raw);
+  size_t n = 0;
+  const uint8_t* d = tgm_object_data(m.get(), 0, &n);
+  ASSERT_EQ(n, i16_values.size() * sizeof(int16_t));
+  EXPECT_EQ(std::memcmp(d, i16_values.data(), n), 0);
+}
+
+TEST(CapiMemoryStreaming, NotSeekableHandsOutEachFrameAsWritten) {
+  tgm_streaming_encoder_t* enc = nullptr;
+  ASSERT_TGM_OK(
+      tgm_streaming_encoder_create_in_memory(R"({"base":[{"a":1},{"b":2}]})", nullptr, nullptr, 0, &enc));
+  std::vector<uint8_t> all = take(enc);
+  EXPECT_GE(all.size(), 24u);  // preamble and header metadata
+  const auto* data = reinterpret_cast<const uint8_t*>(i16_values.data());
+  ASSERT_TGM_OK(tgm_streaming_encoder_write_preceder(enc, R"({"c":3})"));
+  ASSERT_TGM_OK(tgm_streaming_encoder_write(enc, int16_descriptor_json(), data, 8));
+  const std::vector<uint8_t> frame = take(enc);
+  EXPECT_GT(frame.size(), 8u);
+  all.insert(all.end(), frame.begin(), frame.end());
+  ASSERT_TGM_OK(tgm_streaming_encoder_write_pre_encoded(enc, int16_descriptor_json(), data, 8));
+  ASSERT_TGM_OK(tgm_streaming_encoder_finish(enc));
+  const std::vector<uint8_t> rest = take(enc);
+  all.insert(all.end(), rest.begin(), rest.end());
+  EXPECT_EQ(tgm_streaming_encoder_bytes_written(enc), all.size());
+  tgm_streaming_encoder_free(enc);
+  uint64_t total = 1;
+  uint16_t flags = 0;
+  ASSERT_TGM_OK(tgm_read_preamble(all.data(), all.size(), &total, &flags));
+  EXPECT_EQ(total, 0u);  // not back-filled
+  tgm_message_t* raw = nullptr;
+  ASSERT_TGM_OK(tgm_decode(all.data(), all.size(), 1, 0, 0, &raw));
+  const message_ptr m(raw);
+  EXPECT_EQ(tgm_message_num_objects(m.get()), 2u);
+  // A file-backed encoder has nothing to take; a NULL handle is refused.
+  bytes out;
+  EXPECT_EQ(tgm_streaming_encoder_take(nullptr, out.out()), TGM_ERROR_INVALID_ARG);
+  EXPECT_EQ(tgm_streaming_encoder_bytes_written(nullptr), 0u);
 }
 
 }  // namespace

@@ -24,7 +24,7 @@ export function asBytes(buf: unknown, what = "buf"): Uint8Array {
   return buf;
 }
 
-function dataBytes(data: EncodeInput["data"], i: number): Uint8Array {
+export function dataBytes(data: EncodeInput["data"], i: number): Uint8Array {
   if (ArrayBuffer.isView(data)) return bytesOf(data);
   if (typeof data === "object" && data !== null) {
     if ("bits" in data && data.bits instanceof Uint16Array) return bytesOf(data.bits);
@@ -34,7 +34,7 @@ function dataBytes(data: EncodeInput["data"], i: number): Uint8Array {
 }
 
 /** The descriptor with the defaults of EncodeDescriptor filled in. */
-function fullDescriptor(d: EncodeDescriptor, i: number): Record<string, unknown> {
+export function fullDescriptor(d: EncodeDescriptor, i: number): Record<string, unknown> {
   if (typeof d !== "object" || d === null) throw new InvalidArgumentError(`objects[${i}].descriptor is missing`);
   if (!Array.isArray(d.shape)) throw new InvalidArgumentError(`objects[${i}].descriptor.shape must be an array`);
   if (!isDtype(d.dtype)) throw new InvalidArgumentError(`objects[${i}].descriptor.dtype ${JSON.stringify(d.dtype)} is not a dtype`);

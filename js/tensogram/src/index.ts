@@ -22,3 +22,7 @@ export {
 export type { CborValue } from "./json.js";
 export type * from "./types.js";
 export { TensogramFile, type OpenFileOptions, type FromUrlOptions, type AppendOptions } from "./file.js";
+export {
+  StreamingEncoder, decodeStream, type StreamingEncoderOptions, type DecodeStreamOptions, type DecodedFrame,
+  type StreamDecodeError,
+} from "./streaming.js";
