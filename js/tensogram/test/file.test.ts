@@ -13,7 +13,8 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import {
-  decode, decodeMetadata, decodeRange, encode, InvalidArgumentError, IoError, ObjectError, scan, TensogramFile,
+  decode, decodeMetadata, decodeRange, encode, InvalidArgumentError, IoError, ObjectError, scan, StreamingEncoder,
+  TensogramFile,
   type DecodedMessage,
 } from "@tensogram/tensogram";
 import { FIXTURES, HAVE_CLI, HAVE_FIXTURES, cli, npyBytes, npyData, rawBytes, sampleBytes, tmp } from "./helpers.js";
@@ -261,6 +262,29 @@ describe("TensogramFile.fromUrl", { skip: !HAVE_CLI && "no C++ CLI (TENSOGRAM_CL
       assert.deepEqual(o.metadata, whole.metadata);
     }
     assert.ok(hits.every((h) => h.range !== undefined || h.method === "HEAD"));
+  });
+
+  it("lazy over a big footer-indexed message (StreamingEncoder): header and footer regions, then one frame", async () => {
+    const enc = new StreamingEncoder({ base: [{ name: "big" }, { name: "small" }] });
+    enc.writeObject({ shape: [400, 500], dtype: "float64" }, bigData);
+    enc.writeObject({ shape: [50], dtype: "int32" }, smallData);
+    const streamedMsg = enc.finish();
+    const body = concat([packageMessages()[0]!, streamedMsg]);
+    const { url, hits } = await start(body, "ranges");
+    const f = await TensogramFile.fromUrl(url);
+    assert.equal(f.messageCount, 2);
+    hits.length = 0;
+    const meta = await f.messageMetadata(1);
+    assert.deepEqual(meta, decodeMetadata(streamedMsg));
+    assert.equal(hits.length, 2); // the header region and the footer region
+    assert.ok(hits.every((h) => h.bytes === 256 * 1024));
+    hits.length = 0;
+    const o = await f.messageObject(1, 1);
+    assert.equal(hits.length, 1);
+    assert.ok(hits[0]!.bytes < 4096);
+    assert.deepEqual(objectBytes(o), smallData);
+    assert.deepEqual(o.metadata, decode(streamedMsg).metadata);
+    assert.deepEqual(objectBytes(await f.messageObject(1, 0)), bigData);
   });
 
   it("a server that refuses ranges: one eager GET", async () => {
