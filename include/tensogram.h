@@ -233,6 +233,16 @@ tgm_error tgm_decode_data_frame(const uint8_t* frame, size_t frame_len, size_t o
 tgm_error tgm_decode_data_frame_range(const uint8_t* frame, size_t frame_len, size_t object_index,
                                       const uint64_t* ranges_offsets, const uint64_t* ranges_counts,
                                       size_t num_ranges, int32_t join, tgm_bytes_t* out, size_t* out_count);
+/* The descriptor of a data-object frame of frame_length bytes from the
+ * regions fetched so far (offsets from the frame start), as
+ * tgm_data_frame_descriptor_json gives it, or the range to fetch next (as
+ * tgm_layout_from_regions): a frame up to 64 KiB whole; a larger one its last
+ * 8 KiB, its 16-byte header and, when longer, its descriptor CBOR. */
+tgm_error tgm_data_frame_descriptor_from_regions(uint64_t frame_length, const uint64_t* region_offsets,
+                                                 const uint8_t* const* regions, const size_t* region_lengths,
+                                                 size_t num_regions, size_t object_index,
+                                                 tgm_bytes_t* out_json, uint64_t* out_need_offset,
+                                                 uint64_t* out_need_length);
 /* The descriptor of one data-object frame as JSON (tgm_object_descriptor_json's form). */
 tgm_error tgm_data_frame_descriptor_json(const uint8_t* frame, size_t frame_len, size_t object_index,
                                          tgm_bytes_t* out);

@@ -6,6 +6,7 @@
 // streaming encoder (src/capi/streaming.cpp).
 #include <cstring>
 #include <fstream>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -168,6 +169,68 @@ TEST(CapiRandomAccess, LayoutAsksForTheHeaderRegionThenAgreesWithDecode) {
   EXPECT_EQ(s1.need_length, small.size());
   const layout_call s2 = layout(small, {{0, small.size()}});
   EXPECT_EQ(at(tensogram::cbor::from_json_text(s2.json), "whole").as_bool(), true);
+}
+
+// tgm_data_frame_descriptor_from_regions over `frame`, fetching what it
+// asks for until it answers; the ranges asked for, in order.
+std::string descriptor_by_regions(std::span<const uint8_t> frame, size_t index,
+                                  std::vector<std::pair<uint64_t, uint64_t>>& asked) {
+  std::vector<uint64_t> offsets;
+  std::vector<const uint8_t*> ptrs;
+  std::vector<size_t> lens;
+  for (int round = 0; round < 5; ++round) {
+    bytes out;
+    uint64_t need_off = 0;
+    uint64_t need_len = 0;
+    EXPECT_TGM_OK(tgm_data_frame_descriptor_from_regions(frame.size(), offsets.data(), ptrs.data(),
+                                                         lens.data(), offsets.size(), index, out.out(),
+                                                         &need_off, &need_len));
+    if (need_len == 0) return out.text();
+    EXPECT_LE(need_off + need_len, frame.size());
+    asked.emplace_back(need_off, need_len);
+    offsets.push_back(need_off);
+    ptrs.push_back(frame.data() + need_off);
+    lens.push_back(static_cast<size_t>(need_len));
+  }
+  ADD_FAILURE() << "no answer after 5 rounds";
+  return {};
+}
+
+TEST(CapiRandomAccess, DescriptorFromRegionsReadsOnlyHeaderAndTailOfABigFrame) {
+  std::vector<float> values;
+  const std::vector<uint8_t> msg = encode_big(values);
+  const layout_call head = layout(msg, {{0, 256 * 1024}});
+  const auto doc = tensogram::cbor::from_json_text(head.json);
+  const auto& objects = *at(doc, "objects").as_array();
+  for (size_t i = 0; i < 2; ++i) {
+    const auto off = static_cast<size_t>((*objects[i].as_array())[0].as_uint64().value_or(0));
+    const auto len = static_cast<size_t>((*objects[i].as_array())[1].as_uint64().value_or(0));
+    const std::span<const uint8_t> frame(msg.data() + off, len);
+    bytes whole;
+    ASSERT_TGM_OK(tgm_data_frame_descriptor_json(frame.data(), frame.size(), i, whole.out()));
+    std::vector<std::pair<uint64_t, uint64_t>> asked;
+    EXPECT_EQ(descriptor_by_regions(frame, i, asked), whole.text());
+    if (i == 0) {
+      // 400 KB frame: its last 8 KiB (footer and descriptor CBOR), then its header.
+      ASSERT_GT(len, 64u * 1024u);
+      const std::vector<std::pair<uint64_t, uint64_t>> expected = {{len - 8192, 8192}, {0, 16}};
+      EXPECT_EQ(asked, expected);
+    } else {
+      const std::vector<std::pair<uint64_t, uint64_t>> expected = {{0, len}};
+      EXPECT_EQ(asked, expected);  // a small frame whole
+    }
+  }
+  // A frame whose header is not a data-object frame's fails once its bytes are there.
+  std::vector<uint8_t> bad(msg.begin(), msg.begin() + 100 * 1024);
+  std::vector<std::pair<uint64_t, uint64_t>> asked;
+  bytes out;
+  uint64_t o = 0;
+  uint64_t l = 0;
+  const uint64_t offs[2] = {0, bad.size() - 8192};
+  const uint8_t* ptrs[2] = {bad.data(), bad.data() + bad.size() - 8192};
+  const size_t lens[2] = {16, 8192};
+  EXPECT_EQ(tgm_data_frame_descriptor_from_regions(bad.size(), offs, ptrs, lens, 2, 0, out.out(), &o, &l),
+            TGM_ERROR_FRAMING);
 }
 
 TEST(CapiRandomAccess, BadFramesFail) {

@@ -106,6 +106,35 @@ function layoutStep(
   });
 }
 
+/**
+ * One step of the core's descriptor reader (tgm_data_frame_descriptor_from_regions)
+ * over the regions of one frame fetched so far: the descriptor, or the range it needs next.
+ */
+function descriptorStep(
+  length: number, objectIndex: number, regions: readonly { offset: number; bytes: Uint8Array }[],
+): { descriptor?: DataObjectDescriptor; need?: { offset: number; length: number } } {
+  return withScope((s) => {
+    const m = s.m;
+    const offsets = s.alloc(8 * Math.max(regions.length, 1));
+    const ptrs = s.u32s(regions.map((r) => s.bytes(r.bytes)));
+    const lens = s.u32s(regions.map((r) => r.bytes.byteLength));
+    const dv = new DataView(m.HEAPU8.buffer);
+    regions.forEach((r, i) => dv.setBigUint64(offsets + 8 * i, BigInt(r.offset), true));
+    const out = s.zeros(8);
+    const needOff = s.zeros(8);
+    const needLen = s.zeros(8);
+    check(m, fn(m, "data_frame_descriptor_from_regions")(BigInt(length), offsets, ptrs, lens, regions.length,
+      objectIndex, out, needOff, needLen));
+    const view = new DataView(m.HEAPU8.buffer);
+    const nl = Number(view.getBigUint64(needLen, true));
+    if (nl > 0) {
+      takeBytes(m, out);
+      return { need: { offset: Number(view.getBigUint64(needOff, true)), length: nl } };
+    }
+    return { descriptor: fromJson(new TextDecoder().decode(takeBytes(m, out))) as unknown as DataObjectDescriptor };
+  });
+}
+
 /** The core's layout loader over a message held whole in memory. */
 function layoutOfBytes(msg: Uint8Array): Layout {
   const step = layoutStep(msg.byteLength, -1, [{ offset: 0, bytes: msg }]);
@@ -178,6 +207,8 @@ interface Backend {
   layout(i: number): Promise<Layout>;
   /** Bytes [offset, offset + length) of message i. */
   slice(i: number, offset: number, length: number): Promise<Uint8Array>;
+  /** The descriptor of object k of message i, whose frame is `extent`. */
+  descriptor(i: number, k: number, extent: [number, number]): Promise<DataObjectDescriptor>;
 }
 
 class BufferBackend implements Backend {
@@ -207,6 +238,9 @@ class BufferBackend implements Backend {
   }
   async slice(i: number, offset: number, length: number): Promise<Uint8Array> {
     return this.view(i).subarray(offset, offset + length);
+  }
+  async descriptor(i: number, k: number, [off, len]: [number, number]): Promise<DataObjectDescriptor> {
+    return frameDescriptor(this.view(i).subarray(off, off + len), k);
   }
 }
 
@@ -273,6 +307,17 @@ class RemoteBackend implements Backend {
     const whole = this.raws.get(i);
     if (whole) return whole.subarray(offset, offset + length);
     return this.get(this.layouts[i]!.offset + offset, length);
+  }
+  /** Small frames whole; of a large one, its tail, header and (when longer) descriptor CBOR only. */
+  async descriptor(i: number, k: number, [off, len]: [number, number]): Promise<DataObjectDescriptor> {
+    const regions: { offset: number; bytes: Uint8Array }[] = [];
+    for (let round = 0; round < 6; round++) {
+      const step = descriptorStep(len, k, regions);
+      if (step.descriptor) return step.descriptor;
+      const need = step.need!;
+      regions.push({ offset: need.offset, bytes: await this.slice(i, off + need.offset, need.length) });
+    }
+    throw new IoError(`${this.url}: the descriptor of object ${k} of message ${i} needed more than 6 reads`);
   }
 }
 
@@ -438,12 +483,12 @@ export class TensogramFile {
     if (!b.lazy) return decodeMetadata(await b.raw(index));
     return structuredClone((await b.layout(index)).firstMetadata);
   }
-  /** Metadata and every descriptor, without decoding payloads (remote: each data frame fetched). */
+  /** Metadata and every descriptor, without decoding payloads (remote: small frames whole, large ones only around their descriptor). */
   async messageDescriptors(index: number): Promise<{ metadata: GlobalMetadata; descriptors: DataObjectDescriptor[] }> {
     const b = this.live();
     this.index(index);
     const layout = await b.layout(index);
-    const tasks = layout.objects.map(([off, len], k) => async () => frameDescriptor(await b.slice(index, off, len), k));
+    const tasks = layout.objects.map((extent, k) => () => b.descriptor(index, k, extent));
     const descriptors = await limited(tasks, b.lazy ? this.concurrency : 1);
     return { metadata: structuredClone(layout.metadata), descriptors };
   }

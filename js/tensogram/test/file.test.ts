@@ -217,9 +217,20 @@ describe("TensogramFile.fromUrl", { skip: !HAVE_CLI && "no C++ CLI (TENSOGRAM_CL
     assert.deepEqual(Array.from(r.parts[0] as Float64Array), Array.from(whole.parts[0] as Float64Array));
     assert.deepEqual(r.descriptor.shape, [400, 500]);
 
-    // Descriptors: frames fetched, payloads not decoded.
+    // Descriptors: the layout (one 256 KiB GET), then of the 1.6 MB frame only
+    // its last 8 KiB and its 16-byte header, the small frame whole.
+    hits.length = 0;
     const d = await f.messageDescriptors(2);
     assert.deepEqual(d.descriptors.map((x) => x.dtype), ["float64", "int32"]);
+    const p2 = scan(file)[2]!;
+    const whole2 = decode(file.subarray(p2.offset, p2.offset + p2.length));
+    // The descriptor CBOR only: no `hash` (it lives in the frame's hash slot).
+    assert.deepEqual(d.descriptors, whole2.objects.map(({ descriptor: { hash: _h, ...rest } }) => rest));
+    assert.deepEqual(d.metadata, whole2.metadata);
+    const sizes = hits.map((h) => h.bytes);
+    assert.equal(sizes.length, 4, String(sizes));
+    for (const n of [256 * 1024, 8192, 16]) assert.ok(sizes.includes(n), String(sizes));
+    assert.ok(hits.reduce((n, h) => n + h.bytes, 0) < 256 * 1024 + 8192 + 16 + 4096);
 
     // Every object of every message against the C++ CLI.
     await f.prefetchLayouts([1, 2, 3]);
