@@ -217,6 +217,29 @@ function framesOf(msg: DecodedMessage): DecodedFrame[] {
   });
 }
 
+/** Bytes received and not yet consumed, in a buffer that grows by doubling. */
+class Pending {
+  private data = new Uint8Array(64 * 1024);
+  length = 0;
+  append(chunk: Uint8Array): void {
+    if (this.length + chunk.byteLength > this.data.byteLength) {
+      const grown = new Uint8Array(Math.max(2 * this.data.byteLength, this.length + chunk.byteLength));
+      grown.set(this.data.subarray(0, this.length));
+      this.data = grown;
+    }
+    this.data.set(chunk, this.length);
+    this.length += chunk.byteLength;
+  }
+  view(): Uint8Array {
+    return this.data.subarray(0, this.length);
+  }
+  consume(n: number): void {
+    if (n <= 0) return;
+    this.data.copyWithin(0, n, this.length);
+    this.length -= n;
+  }
+}
+
 /**
  * Decodes the messages arriving on `stream`, yielding one frame per data
  * object as soon as its message is complete. A message that fails to decode
@@ -233,50 +256,53 @@ export async function* decodeStream(
   const reader = stream.getReader();
   const abort = () => void reader.cancel().catch(() => undefined);
   options.signal?.addEventListener("abort", abort, { once: true });
-  let buf = new Uint8Array(0);
+  const pending = new Pending();
   let skipped = 0;
+  // Length at the last scan that found no whole message: a message of
+  // unknown length is looked for again once the buffer has doubled (or the
+  // stream ended), so the scans cost O(n) over the stream, not O(n²).
+  let scannedAt = 0;
   try {
     for (;;) {
       options.signal?.throwIfAborted();
       const { done, value } = await reader.read();
-      if (value && value.byteLength > 0) {
-        const next = new Uint8Array(buf.byteLength + value.byteLength);
-        next.set(buf);
-        next.set(value, buf.byteLength);
-        buf = next;
-      }
+      if (value && value.byteLength > 0) pending.append(value);
+      const buf = pending.view();
       // A message whose preamble announces its length is scanned only once whole.
       const want = totalLength(buf);
-      if (!done && want !== null && want > 0 && buf.byteLength < want) {
-        if (want > max) throw new StreamingLimitError(`message of ${want} bytes exceeds maxBufferBytes (${max})`);
+      if (want !== null && want > max) throw new StreamingLimitError(`message of ${want} bytes exceeds maxBufferBytes (${max})`);
+      const waiting = want !== null && want > 0 ? buf.byteLength < want : scannedAt > 0 && buf.byteLength < 2 * scannedAt;
+      if (!done && waiting) {
+        if (buf.byteLength > max) throw new StreamingLimitError(`${buf.byteLength} bytes buffered without a complete message (maxBufferBytes ${max})`);
         continue;
       }
       const found = scan(buf);
       let consumed = 0;
+      const messages: DecodedMessage[] = [];
       for (const p of found) {
-        let msg: DecodedMessage;
+        consumed = p.offset + p.length;
         try {
-          msg = decode(buf.subarray(p.offset, p.offset + p.length));
+          messages.push(decode(buf.subarray(p.offset, p.offset + p.length)));
         } catch (e) {
           if (!(e instanceof TensogramError)) throw e;
           skipped++;
           options.onError?.({ message: e.message, skippedCount: skipped });
-          consumed = p.offset + p.length;
-          continue;
         }
-        consumed = p.offset + p.length;
+      }
+      pending.consume(consumed);
+      scannedAt = consumed > 0 ? 0 : buf.byteLength;
+      for (const msg of messages) {
         for (const frame of framesOf(msg)) yield frame;
       }
-      if (consumed > 0) buf = buf.slice(consumed);
       if (done) {
-        if (buf.byteLength > 0) {
+        if (pending.length > 0) {
           skipped++;
-          options.onError?.({ message: `${buf.byteLength} bytes at the end of the stream are not a complete message`, skippedCount: skipped });
+          options.onError?.({ message: `${pending.length} bytes at the end of the stream are not a complete message`, skippedCount: skipped });
         }
         return;
       }
-      if (buf.byteLength > max) {
-        throw new StreamingLimitError(`${buf.byteLength} bytes buffered without a complete message (maxBufferBytes ${max})`);
+      if (pending.length > max) {
+        throw new StreamingLimitError(`${pending.length} bytes buffered without a complete message (maxBufferBytes ${max})`);
       }
     }
   } finally {

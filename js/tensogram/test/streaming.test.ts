@@ -143,13 +143,16 @@ describe("decodeStream", () => {
   const other = encode({ base: [{ name: "z" }] }, [{ descriptor: { shape: [4], dtype: "int32" }, data: new Int32Array([1, 2, 3, 4]) }]);
 
   it("frames of every message, in order, whatever the chunking", async () => {
-    const all = concat([one, other, new Uint8Array(50).fill(1), streamed(), other]);
+    // The last but one message comes from onBytes: total_length 0, found by the scan only.
+    const live: Uint8Array[] = [];
+    streamed((c) => live.push(c));
+    const all = concat([one, other, new Uint8Array(50).fill(1), streamed(), other, concat(live), other]);
     for (const seed of [1, 2, 3]) {
       const errors: StreamDecodeError[] = [];
       const frames = await collect(chunked(all, seed), errors);
-      assert.equal(frames.length, 3 + 1 + 3 + 1);
+      assert.equal(frames.length, 3 + 1 + 3 + 1 + 3 + 1);
       assert.deepEqual(errors, []);
-      assert.deepEqual(frames.map((f) => f.baseEntry?.["name"]), ["a", "b", "c", "z", "a", "b", "c", "z"]);
+      assert.deepEqual(frames.map((f) => f.baseEntry?.["name"]), ["a", "b", "c", "z", "a", "b", "c", "z", "a", "b", "c", "z"]);
       assert.deepEqual(rawBytes(frames[4]!.data()), OBJECTS[0]!.data);
       assert.equal(frames[3]!.descriptor.dtype, "int32");
       assert.equal(frames[3]!.byteLength, 16);
