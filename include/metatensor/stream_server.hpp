@@ -39,7 +39,8 @@ struct server_options {
   // Protection against hostile or broken clients (all per server).
   /// Connections (handshake included) over all clients; more are refused.
   std::size_t max_connections = 256;
-  /// Connections per client IP address.
+  /// Connections per client address: an IPv4 address, or the /64 prefix of
+  /// an IPv6 address (what one host or line is usually given).
   std::size_t max_connections_per_address = 16;
   /// Handshakes in progress from which new clients must first prove their
   /// address with a Retry round trip (QUIC address validation); 0: always.
@@ -61,9 +62,15 @@ struct server_options {
   /// Stateless resets answered per second at most (packets for unknown
   /// connections beyond it are dropped).
   std::uint32_t stateless_resets_per_second = 100;
-  /// Test only: the secret stateless reset tokens derive from (32 bytes), so
-  /// that a restarted server can reset its predecessor's connections; empty:
-  /// random at start.
+  /// The file holding the secret that stateless reset tokens derive from
+  /// (32 bytes, RFC 9000 §10.3.2): a server restarted with the same secret
+  /// answers its predecessor's clients with stateless resets, so they fail
+  /// at once instead of waiting for their idle timeout. Made (mode 0600,
+  /// random) when missing; any other size is an error. Empty: the file
+  /// `reset.key` in the TLS directory when the server uses its self-signed
+  /// pair, else a new random secret at each start.
+  std::filesystem::path reset_secret_file;
+  /// Test only: the secret itself (32 bytes), ahead of `reset_secret_file`.
   std::vector<std::uint8_t> testing_reset_secret;
   /// Test only: answer every new client with Retry.
   bool testing_always_retry = false;

@@ -16,6 +16,8 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <mutex>
 #include <random>
 #include <string>
@@ -28,6 +30,7 @@
 #include "metatensor/stream_server.hpp"
 #include "src/core/unique_fd.hpp"
 #include "src/metatensor/streaming/quic/connection.hpp"
+#include "src/metatensor/streaming/quic/udp_io.hpp"
 #include "tensogram/core/error.hpp"
 
 namespace {
@@ -80,6 +83,11 @@ std::vector<std::uint8_t> receive(int fd, std::chrono::milliseconds timeout) {
   const auto n = ::recv(fd, buf.data(), buf.size(), 0);
   buf.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
   return buf;
+}
+
+std::vector<char> read_bytes(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 // A UDP relay whose upstream can be switched: the client's packets go to
@@ -289,6 +297,85 @@ TEST_F(QuicHardening, OurClientUnderstandsAStatelessReset) {
     EXPECT_NE(std::string(e.what()).find("stateless reset"), std::string::npos) << e.what();
   }
   EXPECT_GE(b->stats().resets_sent, 1u);
+}
+
+TEST_F(QuicHardening, ResetSecretOutlivesARestart) {
+  // As above, with the secret taken from the file the first server made:
+  // the second one (a restart) resets the first one's connections.
+  const fs::path file = dir_ / "restart-reset.key";
+  auto o = options();
+  o.reset_secret_file = file;
+  auto a = start(o);
+  ASSERT_EQ(fs::file_size(file), 32u);
+  EXPECT_EQ(fs::status(file).permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write);
+  const auto made = read_bytes(file);
+  auto b = start(o);
+  EXPECT_EQ(read_bytes(file), made);  // read, not replaced
+  switchable_relay relay(a->port());
+  auto f = ms::remote_file::open(url(relay.port()), trusting(*a));
+  f.get("small").wait();
+  relay.retarget(b->port());
+  auto r = f.get("big");
+  ASSERT_TRUE(r.wait_for(10s));
+  ASSERT_TRUE(r.error() != nullptr);
+  try {
+    std::rethrow_exception(r.error());
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("stateless reset"), std::string::npos) << e.what();
+  }
+  EXPECT_GE(b->stats().resets_sent, 1u);
+}
+
+TEST_F(QuicHardening, SelfSignedServerKeepsItsResetSecretBesideItsCertificate) {
+  auto o = options();
+  o.tls_dir = dir_ / "tls-reset";
+  (void)start(o);
+  EXPECT_EQ(fs::file_size(o.tls_dir / "reset.key"), 32u);
+  const auto made = read_bytes(o.tls_dir / "reset.key");
+  (void)start(o);
+  EXPECT_EQ(read_bytes(o.tls_dir / "reset.key"), made);
+}
+
+TEST_F(QuicHardening, ResetSecretFileOfAnotherSizeIsRefused) {
+  const fs::path file = dir_ / "short-reset.key";
+  std::ofstream(file, std::ios::binary) << "12345";
+  auto o = options();
+  o.reset_secret_file = file;
+  try {
+    (void)start(o);
+    ADD_FAILURE() << "a 5-byte secret was accepted";
+  } catch (const tensogram::io_error& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "short-reset.key: a stateless reset secret must be 32 bytes, this file has 5"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(fs::file_size(file), 5u);  // a user's file is never replaced
+}
+
+TEST(QuicClientKey, Ipv6ClientsCountPerSlash64) {
+  const auto v6 = [](const char* text) {
+    sockaddr_in6 a{};
+    a.sin6_family = AF_INET6;
+    EXPECT_EQ(::inet_pton(AF_INET6, text, &a.sin6_addr), 1) << text;
+    return metatensor::streaming::quic::detail::client_key(reinterpret_cast<const sockaddr*>(&a));
+  };
+  const auto v4 = [](const char* text) {
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    EXPECT_EQ(::inet_pton(AF_INET, text, &a.sin_addr), 1) << text;
+    return metatensor::streaming::quic::detail::client_key(reinterpret_cast<const sockaddr*>(&a));
+  };
+  EXPECT_EQ(v6("2001:db8:1:2::1"), v6("2001:db8:1:2:ffff:ffff:ffff:fffe"));
+  EXPECT_NE(v6("2001:db8:1:2::1"), v6("2001:db8:1:3::1"));
+  EXPECT_EQ(v6("2001:db8:1:2::1").size(), 8u);
+  // IPv4 clients of a dual-stack socket arrive IPv4-mapped: the same client.
+  EXPECT_EQ(v6("::ffff:192.0.2.7"), v4("192.0.2.7"));
+  EXPECT_NE(v4("192.0.2.7"), v4("192.0.2.8"));
+  EXPECT_NE(v6("::ffff:192.0.2.7"), v6("::ffff:192.0.2.8"));
+  sockaddr other{};
+  other.sa_family = AF_UNIX;
+  EXPECT_TRUE(metatensor::streaming::quic::detail::client_key(&other).empty());
 }
 
 TEST_F(QuicHardening, ConnectionsPerAddressAreLimited) {

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <random>
 #include <regex>
@@ -376,6 +377,17 @@ TEST(MetatensorStreamCliUsage, ServeRefusesAMissingDirectory) {
   const auto r = mt({"serve", (dir / "absent").string(), "--port", "0", "--tls-dir", (dir / "tls").string()});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("not a directory"), std::string::npos) << r.err;
+}
+
+TEST(MetatensorStreamCliUsage, ServeRefusesAResetSecretOfAnotherSize) {
+  const scratch_dir dir;
+  std::ofstream(dir / "reset.key", std::ios::binary) << "too short";
+  const auto r = mt({"serve", dir.path().string(), "--port", "0", "--tls-dir", (dir / "tls").string(),
+                     "--reset-secret", (dir / "reset.key").string()});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("reset.key: a stateless reset secret must be 32 bytes, this file has 9"),
+            std::string::npos)
+      << r.err;
 }
 
 TEST(MetatensorStreamCliHttp, FetchOverHttpRangesFromNginx) {

@@ -40,6 +40,7 @@ int run_serve(const serve_args& args, std::ostream& out, std::ostream& err) {
   options.cert_pem = args.cert;
   options.key_pem = args.key;
   options.tls_dir = args.tls_dir;
+  options.reset_secret_file = args.reset_secret;
   // The server logs from its own thread; the lock keeps lines whole.
   std::mutex log_lock;
   if (args.log) {

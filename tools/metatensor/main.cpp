@@ -65,6 +65,13 @@ CLI::App* add_serve(CLI::App& app, metatensor::cli::serve_args& serve) {
       ->type_name("DIR")
       ->excludes(cert_opt)
       ->excludes(key_opt);
+  serve_cmd
+      ->add_option("--reset-secret", serve.reset_secret,
+                   "File of the 32-byte secret behind stateless resets, made on first run: a restarted "
+                   "server then tells its predecessor's clients at once that their connection is gone "
+                   "(default: reset.key in the TLS directory with a self-signed certificate, else a new "
+                   "secret at each start)")
+      ->type_name("FILE");
   serve_cmd->add_flag("--log", serve.log,
                       "One line per connection event (open, file served, errors) on stderr");
   serve_cmd
@@ -74,7 +81,7 @@ CLI::App* add_serve(CLI::App& app, metatensor::cli::serve_args& serve) {
       ->type_name("N");
   serve_cmd
       ->add_option("--max-connections-per-address", serve.max_connections_per_address,
-                   "Connections per client IP address (default 16)")
+                   "Connections per client address, IPv6 clients counted per /64 (default 16)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20))
       ->type_name("N");
   serve_cmd

@@ -127,10 +127,11 @@ struct serve_args {
   std::string dir;
   std::string host = "127.0.0.1";
   std::uint16_t port = 4433;
-  std::string cert;     ///< PEM certificate (with `key`); empty: self-signed in `tls_dir`
-  std::string key;      ///< PEM private key
-  std::string tls_dir;  ///< where the self-signed pair lives (default ~/.config/metatensor/tls)
-  bool log = false;     ///< one line per connection event on stderr
+  std::string cert;          ///< PEM certificate (with `key`); empty: self-signed in `tls_dir`
+  std::string key;           ///< PEM private key
+  std::string tls_dir;       ///< where the self-signed pair lives (default ~/.config/metatensor/tls)
+  std::string reset_secret;  ///< file of the stateless reset secret (default: reset.key in tls_dir)
+  bool log = false;          ///< one line per connection event on stderr
   // Protection (see streaming::server_options for the meaning).
   std::size_t max_connections = 256;
   std::size_t max_connections_per_address = 16;

@@ -15,13 +15,17 @@
 // and bounded (`max_queued_bytes`): GETs beyond the bound wait.
 #include "metatensor/stream_server.hpp"
 
+#include <sys/random.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
@@ -35,6 +39,7 @@
 #include "src/metatensor/streaming/protocol/stream_scheduler.hpp"
 #include "src/metatensor/streaming/quic/quic_engine.hpp"
 #include "src/metatensor/streaming/quic/send_queue.hpp"
+#include "tensogram/core/atomic_file.hpp"
 #include "tensogram/core/buffer.hpp"
 #include "tensogram/core/error.hpp"
 #include "tensogram/core/hex.hpp"
@@ -543,21 +548,31 @@ fs::path default_tls_dir() {
       "no certificate given and neither XDG_CONFIG_HOME nor HOME is set: pass --cert/--key");
 }
 
-// The certificate pair to use: the given one, or the self-signed pair in the
-// TLS directory, made on first use (§10.8: loopback tests can use a
-// self-signed certificate; clients must trust it explicitly).
-std::pair<fs::path, fs::path> certificate_pair(const server_options& o) {
-  if (!o.cert_pem.empty() || !o.key_pem.empty()) {
-    if (o.cert_pem.empty() || o.key_pem.empty()) {
-      throw tensogram::invalid_arg_error("a certificate needs both --cert and --key");
-    }
-    return {o.cert_pem, o.key_pem};
-  }
+bool self_signed(const server_options& o) {
+  return o.cert_pem.empty() && o.key_pem.empty();
+}
+
+// The TLS directory of a server with a self-signed pair, created (0700).
+fs::path private_tls_dir(const server_options& o) {
   const fs::path dir = o.tls_dir.empty() ? default_tls_dir() : o.tls_dir;
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw tensogram::io_error(dir.string() + ": cannot create: " + ec.message());
   fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace, ec);
+  return dir;
+}
+
+// The certificate pair to use: the given one, or the self-signed pair in the
+// TLS directory, made on first use (§10.8: loopback tests can use a
+// self-signed certificate; clients must trust it explicitly).
+std::pair<fs::path, fs::path> certificate_pair(const server_options& o) {
+  if (!self_signed(o)) {
+    if (o.cert_pem.empty() || o.key_pem.empty()) {
+      throw tensogram::invalid_arg_error("a certificate needs both --cert and --key");
+    }
+    return {o.cert_pem, o.key_pem};
+  }
+  const fs::path dir = private_tls_dir(o);
   const fs::path cert = dir / "cert.pem";
   const fs::path key = dir / "key.pem";
   if (!fs::exists(cert) || !fs::exists(key)) {
@@ -569,6 +584,48 @@ std::pair<fs::path, fs::path> certificate_pair(const server_options& o) {
     quic::generate_self_signed(cert, key, names);
   }
   return {cert, key};
+}
+
+// The stateless reset secret (server_options::reset_secret_file): read from
+// its file, or made and stored there first. Empty: the engine draws one.
+std::vector<std::uint8_t> reset_secret(const server_options& o) {
+  if (!o.testing_reset_secret.empty()) return o.testing_reset_secret;
+  fs::path file = o.reset_secret_file;
+  if (file.empty() && self_signed(o)) file = private_tls_dir(o) / "reset.key";
+  if (file.empty()) return {};
+  const auto read = [&file]() -> std::optional<std::vector<std::uint8_t>> {
+    std::error_code ec;
+    const auto size = fs::file_size(file, ec);
+    if (ec == std::errc::no_such_file_or_directory) return std::nullopt;
+    if (ec)
+      throw tensogram::io_error(file.string() + ": cannot read the stateless reset secret: " + ec.message());
+    if (size != quic::server_secret_length) {
+      throw tensogram::io_error(file.string() + ": a stateless reset secret must be " +
+                                std::to_string(quic::server_secret_length) + " bytes, this file has " +
+                                std::to_string(size));
+    }
+    std::vector<std::uint8_t> key(quic::server_secret_length);
+    std::ifstream in(file, std::ios::binary);
+    if (!in.read(reinterpret_cast<char*>(key.data()), static_cast<std::streamsize>(key.size()))) {
+      throw tensogram::io_error(file.string() + ": cannot read the stateless reset secret");
+    }
+    return key;
+  };
+  if (auto existing = read()) return *existing;
+  std::vector<std::byte> fresh(quic::server_secret_length);
+  if (::getrandom(fresh.data(), fresh.size(), 0) != static_cast<ssize_t>(fresh.size())) {
+    throw tensogram::io_error("cannot draw a stateless reset secret: " + std::string(std::strerror(errno)));
+  }
+  {
+    // Private before the first byte is written; atomic, so a server starting
+    // at the same time never reads half a secret.
+    tensogram::atomic_file_writer w(file);
+    if (w.fd() >= 0) (void)::fchmod(w.fd(), S_IRUSR | S_IWUSR);
+    w.write(fresh);
+    w.commit();
+  }
+  // What is in the file now: another server's secret if it won a race.
+  return read().value();
 }
 
 }  // namespace
@@ -604,7 +661,7 @@ server::server(fs::path root, server_options options) : impl_(std::make_unique<i
   config.max_connections_per_address = o.max_connections_per_address;
   config.retry_threshold = o.testing_always_retry ? 0 : o.retry_threshold;
   config.stateless_resets_per_second = o.stateless_resets_per_second;
-  config.stateless_reset_secret = o.testing_reset_secret;
+  config.stateless_reset_secret = reset_secret(o);
   config.log = o.refusal_log ? o.refusal_log : o.log;
   impl* self = impl_.get();
   impl_->endpoint = std::make_unique<quic::server_endpoint>(

@@ -61,19 +61,6 @@ std::vector<std::uint8_t> new_secret() {
   return key;
 }
 
-// The client's IP address, ports aside, as a map key.
-std::string ip_of(const sockaddr* sa) {
-  if (sa->sa_family == AF_INET) {
-    const auto* in = reinterpret_cast<const sockaddr_in*>(sa);
-    return std::string(reinterpret_cast<const char*>(&in->sin_addr), sizeof(in->sin_addr));
-  }
-  if (sa->sa_family == AF_INET6) {
-    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(sa);
-    return std::string(reinterpret_cast<const char*>(&in6->sin6_addr), sizeof(in6->sin6_addr));
-  }
-  return {};
-}
-
 // The server's counters: written on the loop thread, read by `stats()`.
 struct counters {
   std::atomic<std::uint64_t> connections{0}, handshaking{0}, accepted{0}, retries_sent{0}, invalid_tokens{0},
@@ -248,9 +235,9 @@ struct server_endpoint::impl final : detail::endpoint_base {
   // Open connections from the IP address of `from`; `proven`: only those
   // whose address was validated (Retry token, or handshake completed).
   [[nodiscard]] std::size_t connections_from(const sockaddr* from, bool proven) const {
-    const std::string ip = ip_of(from);
+    const std::string client = detail::client_key(from);
     return static_cast<std::size_t>(std::count_if(conns.begin(), conns.end(), [&](const auto& c) {
-      return c->current_state() == conn_impl::state::open && ip_of(c->remote().sa()) == ip &&
+      return c->current_state() == conn_impl::state::open && detail::client_key(c->remote().sa()) == client &&
              (!proven || c->address_validated() || c->handshake_completed());
     }));
   }

@@ -48,6 +48,22 @@ bool is_loopback(const sockaddr* sa) noexcept {
   return false;
 }
 
+std::string client_key(const sockaddr* sa) {
+  if (sa->sa_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(sa);
+    return std::string(reinterpret_cast<const char*>(&in->sin_addr), sizeof(in->sin_addr));
+  }
+  if (sa->sa_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(sa);
+    const auto* bytes = reinterpret_cast<const char*>(in6->sin6_addr.s6_addr);
+    // The IPv4 key of a mapped address: the same client whichever socket
+    // family it reached.
+    if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) return std::string(bytes + 12, 4);
+    return std::string(bytes, 8);
+  }
+  return {};
+}
+
 void tune_socket(int fd) {
   // Larger kernel buffers absorb the bursts a high-bandwidth flow produces
   // on loopback (the kernel caps them at net.core.[rw]mem_max).

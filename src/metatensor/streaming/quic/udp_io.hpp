@@ -54,6 +54,13 @@ struct address {
 [[nodiscard]] std::string to_string(const sockaddr* sa, socklen_t len);
 /// True for 127.0.0.0/8, ::1 and IPv4-mapped 127.x addresses.
 [[nodiscard]] bool is_loopback(const sockaddr* sa) noexcept;
+/// The client a per-address connection limit counts, ports aside: an IPv4
+/// address (also when a dual-stack socket reports it IPv4-mapped,
+/// ::ffff:a.b.c.d), or the /64 prefix of an IPv6 address — one host or one
+/// subscriber line is given a whole /64 (RFC 7421), so a limit per 128-bit
+/// address would let a single client open 2^64 times its share. Empty for
+/// other families.
+[[nodiscard]] std::string client_key(const sockaddr* sa);
 /// Larger kernel buffers for a high-bandwidth flow.
 void tune_socket(int fd);
 
