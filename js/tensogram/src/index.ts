@@ -26,3 +26,7 @@ export {
   StreamingEncoder, decodeStream, type StreamingEncoderOptions, type DecodeStreamOptions, type DecodedFrame,
   type StreamDecodeError,
 } from "./streaming.js";
+export {
+  signAwsV4Request, createAwsSigV4Fetch, EMPTY_PAYLOAD_SHA256, type SigV4Credentials, type SigV4Input, type SigV4Result,
+  type AwsSigV4FetchOptions,
+} from "./auth.js";
