@@ -1,0 +1,344 @@
+// The viewer in a real browser (Debian's headless Chromium through
+// puppeteer-core): the built site (dist/, `npm run build` first) is served on
+// loopback; files are made here with the tensogram and metatensor packages.
+
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Browser, Page } from "puppeteer-core";
+import { init, encode, decode } from "@tensogram/tensogram";
+import { MetatensorWriter } from "@tensogram/metatensor";
+import { checkScreenshot, distinctColours, launch, serve, type TestServer } from "./helpers.js";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const ROOT = resolve(HERE, "../..");
+const SITE = join(ROOT, "dist");
+const REFERENCE = join(ROOT, "test", "reference");
+const TMP = mkdtempSync(join(tmpdir(), "tgm-viewer-"));
+
+// A global 2° regular_ll grid, three steps of "2t" and two levels of "z".
+const NLAT = 91;
+const NLON = 180;
+const STEPS = [0, 6, 12];
+const AREA = [90, -180, -90, 178];
+
+function field(step: number, shift = 0): Float32Array {
+  const v = new Float32Array(NLAT * NLON);
+  for (let i = 0; i < NLAT; i++) {
+    const lat = ((90 - 2 * i) * Math.PI) / 180;
+    for (let j = 0; j < NLON; j++) {
+      const lon = ((-180 + 2 * j) * Math.PI) / 180;
+      v[i * NLON + j] = 250 + 45 * Math.cos(lat) ** 2 + 8 * Math.sin(2 * lon + step / 4) * Math.cos(lat) + step + shift;
+    }
+  }
+  return v;
+}
+
+function mars(extra: Record<string, unknown>) {
+  return { class: "od", type: "fc", date: 20260404, time: 1200, grid: "regular_ll", area: AREA, ...extra };
+}
+
+function makeTgm(): Uint8Array {
+  const parts: Uint8Array[] = [];
+  for (const step of STEPS) {
+    parts.push(encode({ base: [{ mars: mars({ param: "2t", levtype: "sfc", step }), units: "K" }] }, [
+      { descriptor: { shape: [NLAT, NLON], dtype: "float32", compression: "zstd", zstd_level: 3 }, data: field(step) },
+    ]));
+  }
+  parts.push(encode(
+    { base: [500, 850].map((levelist) => ({ mars: mars({ param: "z", levtype: "pl", levelist, step: 0 }) })) },
+    [0, 1].map((k) => ({ descriptor: { shape: [NLAT, NLON], dtype: "float32" as const }, data: field(0, 1000 * (k + 1)) })),
+  ));
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+/** A message whose declared shape is 65535 × 65535 (patched in place: same byte length). */
+function makeHugeShape(): Uint8Array {
+  const m = encode({ base: [{ mars: mars({ param: "huge", step: 0 }) }] }, [
+    { descriptor: { shape: [1000, 1000], dtype: "float32", compression: "zstd" }, data: new Float32Array(1_000_000) },
+  ]);
+  const from = [0x82, 0x19, 0x03, 0xe8, 0x19, 0x03, 0xe8];
+  let patched = 0;
+  for (let k = 0; k + from.length <= m.length; k++) {
+    if (from.every((b, x) => m[k + x] === b)) {
+      m.set([0x82, 0x19, 0xff, 0xff, 0x19, 0xff, 0xff], k);
+      patched++;
+    }
+  }
+  assert.ok(patched >= 1, "shape [1000, 1000] not found in the encoded message");
+  return m;
+}
+
+function makeMetatensor(): Uint8Array {
+  const schema = {
+    type: "object",
+    properties: {
+      image: { type: "array", items: { type: "array", items: { type: "number", "TypeDef:Float32": true } } },
+      series: { type: "array", items: { type: "number", "TypeDef:Float64": true } },
+      particles: {
+        type: "array",
+        items: {
+          type: "object", "TypeDef:Struct": true, required: ["id", "mass", "name"],
+          properties: {
+            id: { type: "integer", "TypeDef:Uint32": true },
+            mass: { type: "number", "TypeDef:Float64": true },
+            name: { type: "string", "TypeDef:String": true },
+          },
+        },
+      },
+      rows: { type: "array", items: { type: "array", "TypeDef:List": true, items: { type: "number", "TypeDef:Float64": true } } },
+    },
+  };
+  const w = new MetatensorWriter(schema, { metadata: { source: "viewer test" } });
+  w.setFlat("image", [20, 30], Float32Array.from({ length: 600 }, (_, k) => Math.sin(k / 17)));
+  w.set("series", Array.from({ length: 100 }, (_, k) => Math.cos(k / 9)));
+  w.set("particles", Array.from({ length: 120 }, (_, k) => ({ id: k, mass: k / 2, name: `p${k}` })));
+  w.set("rows", [[1, 2, 3], [], [4.5]]);
+  return w.serialize();
+}
+
+function writeTmp(name: string, bytes: Uint8Array): string {
+  const p = join(TMP, name);
+  writeFileSync(p, bytes);
+  return p;
+}
+
+let server: TestServer;
+let browser: Browser;
+let tgm: Uint8Array;
+
+before(async () => {
+  await init();
+  tgm = makeTgm();
+  server = await serve(SITE);
+  browser = await launch();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+async function newPage(query = ""): Promise<Page> {
+  const page = await browser.newPage();
+  const errors: string[] = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  await page.goto(server.url + query);
+  (page as Page & { errors?: string[] }).errors = errors;
+  return page;
+}
+
+async function upload(page: Page, path: string): Promise<void> {
+  const input = await page.$("#file-input");
+  assert.ok(input);
+  await (input as unknown as { uploadFile(p: string): Promise<void> }).uploadFile(path);
+}
+
+const rendered = (page: Page, key: string) =>
+  page.waitForFunction((k) => document.body.dataset["rendered"] === k, { timeout: 20_000 }, key);
+
+async function errorText(page: Page): Promise<string> {
+  await page.waitForFunction(() => document.body.dataset["state"] === "error", { timeout: 20_000 });
+  return page.$eval("#error", (e) => e.textContent ?? "");
+}
+
+/** Device pixel centre → lon/lat for the whole-globe equirectangular fit (margin 8 px). */
+function expectedLonLat(w: number, h: number, x: number, y: number): [number, number] {
+  const k = Math.min((w - 16) / (2 * Math.PI), (h - 16) / Math.PI);
+  return [(((x + 0.5 - w / 2) / k) * 180) / Math.PI, ((-(y + 0.5 - h / 2) / k) * 180) / Math.PI];
+}
+
+describe("tgm files", () => {
+  test("open, browse, step, read a value, compare the picture", async () => {
+    const page = await newPage();
+    await upload(page, writeTmp("fields.tgm", tgm));
+    await rendered(page, "0:0");
+    // Grouped by param: 2t (3 steps), z (2 levels).
+    const heads = await page.$$eval(".group-head", (es) => es.map((e) => (e as HTMLElement).dataset["param"]));
+    assert.deepEqual(heads, ["2t", "z"]);
+    assert.match(await page.$eval("#frame-label", (e) => e.textContent ?? ""), /T\+0h\s+1 \/ 3/);
+    assert.match(await page.$eval("#metadata", (e) => e.textContent ?? ""), /"param": "2t"/);
+
+    // → steps to T+6h (message 1).
+    await page.keyboard.press("ArrowRight");
+    await rendered(page, "1:0");
+    assert.match(await page.$eval("#frame-label", (e) => e.textContent ?? ""), /T\+6h\s+2 \/ 3/);
+    await page.waitForFunction(() => document.getElementById("map")?.dataset["coastlines"] === "yes");
+
+    // The value under the cursor is the decoded value of the grid point there.
+    const box = (await page.$eval("#map", (e) => {
+      const r = e.getBoundingClientRect();
+      const c = e as HTMLCanvasElement;
+      return { x: r.left, y: r.top, w: r.width, h: r.height, cw: c.width, ch: c.height };
+    }))!;
+    const decodedStep6 = (() => {
+      const p = encode({ base: [{}] }, [{ descriptor: { shape: [NLAT, NLON], dtype: "float32" }, data: field(6) }]);
+      const d = decode(p);
+      const v = d.objects[0]!.data() as Float32Array;
+      d.close();
+      return v;
+    })();
+    for (const [fx, fy] of [[0.3, 0.35], [0.62, 0.58], [0.81, 0.22]] as const) {
+      // Chromium delivers whole CSS pixels to mouse events: the canvas pixel
+      // under the cursor is computed from the rounded position.
+      const cx = Math.round(box.x + box.w * fx);
+      const cy = Math.round(box.y + box.h * fy);
+      const px = Math.floor(cx - box.x);
+      const py = Math.floor(cy - box.y);
+      await page.mouse.move(cx, cy);
+      await page.waitForFunction((x, y) => {
+        const d = document.getElementById("readout")!.dataset;
+        return d["x"] === String(x) && d["y"] === String(y);
+      }, {}, px, py);
+      const r: Record<string, string | undefined> = await page.$eval("#readout", (e) => ({ ...(e as HTMLElement).dataset }));
+      const [lon, lat] = expectedLonLat(box.cw, box.ch, px, py);
+      const i = Math.round((90 - lat) / 2);
+      const j = ((Math.round((lon + 180) / 2) % NLON) + NLON) % NLON;
+      assert.equal(Number(r["i"]), i, `row at (${px}, ${py})`);
+      assert.equal(Number(r["j"]), j, `column at (${px}, ${py})`);
+      assert.equal(Number(r["value"]), decodedStep6[i * NLON + j], `value at grid point (${i}, ${j})`);
+      assert.ok(Math.abs(Number(r["lat"]) - (90 - 2 * i)) < 1e-9);
+    }
+
+    await page.mouse.move(box.x + 1, box.y + box.h - 1);
+    const shot = await (await page.$("#map"))!.screenshot({ type: "png" });
+    const d = checkScreenshot(REFERENCE, "tgm-step6-flat.png", shot);
+    console.log(`# screenshot tgm-step6-flat.png: ${d.updated ? "reference written" : `${d.differing} of ${d.total} pixels differ`}`);
+
+    // Contour mode: filled bands, far fewer colours than the continuous map.
+    const continuous = distinctColours(shot);
+    await page.click('[data-mode="contour"]');
+    const bands = distinctColours(await (await page.$("#map"))!.screenshot({ type: "png" }));
+    assert.ok(bands < continuous / 2, `contours: ${bands} colours vs ${continuous}`);
+    await page.click('[data-mode="heatmap"]');
+
+    // Globe: the read-out at the centre of the disk works there too.
+    await page.click('[data-proj="globe"]');
+    await page.mouse.move(box.x + box.w / 2, box.y + box.h / 2);
+    await page.waitForFunction(() => !document.getElementById("readout")!.hidden);
+    const g = await page.$eval("#readout", (e) => ({ ...(e as HTMLElement).dataset }));
+    assert.equal(Number(g["value"]), decodedStep6[Number(g["i"]) * NLON + Number(g["j"])]);
+    await page.mouse.move(1, 1);
+    await page.waitForFunction(() => document.getElementById("readout")!.hidden);
+    const globe = await (await page.$("#map"))!.screenshot({ type: "png" });
+    const gd = checkScreenshot(REFERENCE, "tgm-step6-globe.png", globe);
+    console.log(`# screenshot tgm-step6-globe.png: ${gd.updated ? "reference written" : `${gd.differing} of ${gd.total} pixels differ`}`);
+    await page.click('[data-proj="flat"]');
+
+    // Space plays, the frames advance, Space pauses; ← goes back.
+    await page.keyboard.press("Space");
+    await page.waitForFunction(() => document.body.dataset["playing"] === "yes");
+    await page.waitForFunction(() => document.body.dataset["frame"] === "2", { timeout: 10_000 });
+    await page.keyboard.press("Space");
+    await page.waitForFunction(() => document.body.dataset["playing"] === "no");
+    const frame = Number(await page.evaluate(() => document.body.dataset["frame"]));
+    await page.keyboard.press("ArrowLeft");
+    await page.waitForFunction((f) => document.body.dataset["frame"] === String(Math.max(0, f - 1)), {}, frame);
+
+    // The slider moves to a frame too.
+    await page.$eval("#slider", (e) => {
+      (e as HTMLInputElement).value = "2";
+      e.dispatchEvent(new Event("input"));
+    });
+    await rendered(page, "2:0");
+
+    // A level of "z" from the browser.
+    await page.click('.group-head[data-param="z"]');
+    await page.click('.row[data-msg="3"][data-obj="1"]');
+    await rendered(page, "3:1");
+    assert.equal(await page.$eval("#anim", (e) => (e as HTMLElement).hidden), true);
+    assert.deepEqual((page as Page & { errors?: string[] }).errors, []);
+    await page.close();
+  });
+
+  test("open by URL (?url=, one whole GET)", async () => {
+    server.files.set("remote.tgm", tgm);
+    const page = await newPage("?url=/files/remote.tgm");
+    await rendered(page, "0:0");
+    assert.equal(server.requests.get("/files/remote.tgm"), 1);
+    await page.close();
+  });
+});
+
+describe("bad input shows a message", () => {
+  const cases: [string, () => Uint8Array, RegExp][] = [
+    ["truncated.tgm", () => tgm.subarray(0, 200), /truncated|corrupt|cannot|not a readable/i],
+    ["notes.txt", () => new TextEncoder().encode("hello, this is not a tensor file at all\n".repeat(10)), /neither a Tensogram file/],
+    ["huge.tgm", makeHugeShape, /65535, 65535|more than this viewer decodes/],
+  ];
+  for (const [name, make, expected] of cases) {
+    test(name, async () => {
+      const page = await newPage();
+      await upload(page, writeTmp(name, make()));
+      const text = await errorText(page);
+      assert.match(text, expected);
+      // The page still answers: another file opens afterwards.
+      await upload(page, writeTmp("good.tgm", tgm));
+      await rendered(page, "0:0");
+      await page.close();
+    });
+  }
+
+  test("a URL that fails", async () => {
+    const page = await newPage("?url=/files/missing.tgm");
+    assert.match(await errorText(page), /HTTP 404/);
+    await page.close();
+  });
+});
+
+describe("metatensor files", () => {
+  test("tensor list, image, plot, paged table, ragged rows", async () => {
+    const page = await newPage();
+    await upload(page, writeTmp("data.mt", makeMetatensor()));
+    await page.waitForFunction(() => document.body.dataset["state"] === "ready" && document.body.dataset["format"] === "metatensor");
+    const names = await page.$$eval(".row[data-tensor]", (es) => es.map((e) => (e as HTMLElement).dataset["tensor"]));
+    assert.deepEqual(names, ["image", "particles", "rows", "series"]);
+
+    await page.click('.row[data-tensor="image"]');
+    await page.waitForFunction(() => document.getElementById("tensor-view")?.dataset["kind"] === "image");
+    assert.deepEqual(await page.$eval("#tensor-view canvas", (c) => [(c as HTMLCanvasElement).width, (c as HTMLCanvasElement).height]), [30, 20]);
+
+    await page.click('.row[data-tensor="series"]');
+    await page.waitForFunction(() => document.getElementById("tensor-view")?.dataset["kind"] === "plot");
+
+    await page.click('.row[data-tensor="particles"]');
+    await page.waitForFunction(() => document.querySelector("#tensor-view .pager")?.textContent?.includes("rows 1–50 of 120"));
+    const firstRow = await page.$$eval("#tensor-view tr:nth-child(2) td", (es) => es.map((e) => e.textContent));
+    assert.deepEqual(firstRow, ["0", "0", "0", "p0"]);
+    await page.click("#tensor-view .pager button:last-child");
+    await page.waitForFunction(() => document.querySelector("#tensor-view .pager")?.textContent?.includes("rows 51–100 of 120"));
+    assert.equal(await page.$eval("#tensor-view tr:nth-child(2) td:last-child", (e) => e.textContent), "p50");
+
+    await page.click('.row[data-tensor="rows"]');
+    await page.waitForFunction(() => document.querySelector("#tensor-view .pager")?.textContent?.includes("of 3"));
+    const rows = await page.$$eval("#tensor-view tr td:last-child", (es) => es.map((e) => e.textContent));
+    assert.deepEqual(rows, ["[1, 2, 3]", "[]", "[4.5]"]);
+    await page.close();
+  });
+});
+
+describe("phone layout", () => {
+  test("at 390 px the map is above the browser, full width", async () => {
+    const page = await newPage();
+    await page.setViewport({ width: 390, height: 844, deviceScaleFactor: 1 });
+    await upload(page, writeTmp("fields.tgm", tgm));
+    await rendered(page, "0:0");
+    const r = await page.evaluate(() => {
+      const m = document.getElementById("main")!.getBoundingClientRect();
+      const s = document.getElementById("sidebar")!.getBoundingClientRect();
+      return { mw: m.width, mtop: m.top, stop: s.top, sw: s.width };
+    });
+    assert.ok(r.mw >= 389 && r.sw >= 389, JSON.stringify(r));
+    assert.ok(r.mtop < r.stop, JSON.stringify(r));
+    await page.close();
+  });
+});
