@@ -9,7 +9,7 @@ import type { Connect, Plugin } from "vite";
 import { defineConfig } from "vite";
 
 function serveLocalFile(): Plugin {
-  const file = process.env["VIEWER_FILE"];
+  const file = process.env["VIEWER_FILE"] || undefined;
   const handler: Connect.NextHandleFunction = (req, res, next) => {
     if (file === undefined || req.url !== `/local/${encodeURIComponent(basename(file))}`) return next();
     const path = resolve(file);

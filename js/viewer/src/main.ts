@@ -67,11 +67,14 @@ interface State {
   locked: boolean;
   timer: ReturnType<typeof setInterval> | undefined;
   generation: number;
+  /** Params whose group is open in the browser. */
+  expanded: Set<string>;
 }
 
 const state: State = {
   index: undefined, frames: [], frame: 0, field: undefined, grid: undefined, param: undefined,
   cmap: "viridis", reverse: false, bands: 0, min: 0, max: 1, locked: false, timer: undefined, generation: 0,
+  expanded: new Set(),
 };
 
 const cache = new Map<string, FieldData>();
@@ -150,6 +153,7 @@ function showIndex(index: FileIndex, name: string): void {
   ui.filter.hidden = false;
   ui.filter.value = "";
   state.index = index;
+  state.expanded = new Set();
   state.param = undefined;
   state.locked = false;
   renderBrowser();
@@ -220,8 +224,12 @@ function renderBrowser(): void {
     head.append(s);
     head.dataset["param"] = g.param;
     const box = document.createElement("div");
-    box.hidden = groups.length > 1 && !g.levels.some((l) => l.frames.includes(selected!));
-    head.addEventListener("click", () => (box.hidden = !box.hidden));
+    box.hidden = groups.length > 1 && !state.expanded.has(g.param);
+    head.addEventListener("click", () => {
+      box.hidden = !box.hidden;
+      if (box.hidden) state.expanded.delete(g.param);
+      else state.expanded.add(g.param);
+    });
     for (const l of g.levels) {
       if (l.level !== undefined) {
         const lh = document.createElement("div");
@@ -272,6 +280,10 @@ async function select(f: FieldEntry): Promise<void> {
   }
   ui.slider.max = String(state.frames.length - 1);
   ui.anim.hidden = state.frames.length <= 1;
+  if (!state.expanded.has(param)) {
+    state.expanded.add(param);
+    renderBrowser();
+  }
   await showFrame();
 }
 

@@ -165,6 +165,9 @@ describe("tgm files", () => {
     // Grouped by param: 2t (3 steps), z (2 levels).
     const heads = await page.$$eval(".group-head", (es) => es.map((e) => (e as HTMLElement).dataset["param"]));
     assert.deepEqual(heads, ["2t", "z"]);
+    // The selected field's group is open, the other closed.
+    assert.equal(await page.$eval('.row[data-msg="0"][data-obj="0"]', (e) => (e as HTMLElement).offsetParent !== null), true);
+    assert.equal(await page.$eval('.row[data-msg="3"][data-obj="0"]', (e) => (e as HTMLElement).offsetParent !== null), false);
     assert.match(await page.$eval("#frame-label", (e) => e.textContent ?? ""), /T\+0h\s+1 \/ 3/);
     assert.match(await page.$eval("#metadata", (e) => e.textContent ?? ""), /"param": "2t"/);
 
