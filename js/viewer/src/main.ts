@@ -7,7 +7,7 @@ import { COLOUR_MAPS, colourTable, finiteRange, formatValue, ticks, type ColourS
 import { gridFromCoords, gridFromMetadata, type Grid } from "./geo.js";
 import { groupFields, levelOf, paramOf, stepOf } from "./grouping.js";
 import { MapView, type ProjectionKind } from "./map.js";
-import { MetatensorView } from "./mtview.js";
+import { MetatensorView, showArray } from "./mtview.js";
 import type { FieldData, FieldEntry, FileIndex, TgmIndex } from "./protocol.js";
 import { LocalFileSource, UrlSource, type ViewerSource } from "./source.js";
 
@@ -331,14 +331,17 @@ async function showFrame(): Promise<void> {
   clearError();
   const grid = (d.coords !== undefined ? gridFromCoords(d.coords.lat, d.coords.lon, d.shape) : undefined) ?? gridFromMetadata(f.meta, d.shape);
   if (grid === undefined) {
+    // Not on a lat/lon grid: shown as a plot, an image or values instead of the map.
     state.field = undefined;
     state.grid = undefined;
     mapView.setField(undefined, undefined, undefined);
-    showError(`${f.name} has shape [${d.shape.join(", ")}] and no lat/lon grid this viewer understands (mars.grid regular_ll or "Δlon/Δlat", or latitude/longitude objects): not drawn on the map`);
     ui.toolbar.hidden = true;
     ui.colourbar.hidden = true;
+    showArray(ui.tensorView, `${f.name}: ${f.dtype} [${d.shape.join(" × ")}] (no lat/lon grid: not on the map)`, d.shape, d.values);
+    body.dataset["rendered"] = `${f.msg}:${f.obj}`;
     return;
   }
+  ui.tensorView.hidden = true;
   const recentre = state.grid === undefined || JSON.stringify(gridKey(state.grid)) !== JSON.stringify(gridKey(grid));
   state.field = d;
   state.grid = grid;

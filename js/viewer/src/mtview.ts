@@ -60,54 +60,7 @@ export class MetatensorView {
 
   private async flat(t: MtTensor): Promise<void> {
     const d = await this.decoder.mtFlat(t.name);
-    const title = el("h3", `${t.name}: ${t.dtype} [${d.shape.join(" × ")}]`);
-    const r = finiteRange(d.values);
-    const stats = el("p", `min ${formatValue(r.min)}, max ${formatValue(r.max)}`, "hint");
-    if (d.shape.length === 1) {
-      this.view.replaceChildren(title, stats, this.linePlot(d.values, r));
-      this.view.dataset["kind"] = "plot";
-      return;
-    }
-    const rows = d.shape[d.shape.length - 2]!;
-    const cols = d.shape[d.shape.length - 1]!;
-    const note = d.shape.length > 2 ? el("p", `first ${rows} × ${cols} slice of ${d.shape.length} dimensions`, "hint") : el("span");
-    const c = el("canvas");
-    c.width = cols;
-    c.height = rows;
-    c.style.width = `${Math.min(800, Math.max(cols, 256))}px`;
-    const ctx = c.getContext("2d")!;
-    const img = ctx.createImageData(cols, rows);
-    const scale = { table: colourTable("viridis"), min: r.min, max: r.max, bands: 0 };
-    for (let k = 0; k < rows * cols; k++) {
-      const ci = colourIndex(scale, d.values[k]!);
-      if (ci >= 0) img.data.set([scale.table[3 * ci]!, scale.table[3 * ci + 1]!, scale.table[3 * ci + 2]!, 255], 4 * k);
-    }
-    ctx.putImageData(img, 0, 0);
-    this.view.replaceChildren(title, stats, note, c);
-    this.view.dataset["kind"] = "image";
-  }
-
-  private linePlot(v: Float64Array, r: { min: number; max: number }): HTMLCanvasElement {
-    const c = el("canvas");
-    const w = 800;
-    const h = 300;
-    c.width = w;
-    c.height = h;
-    const ctx = c.getContext("2d")!;
-    ctx.fillStyle = "#11141a";
-    ctx.fillRect(0, 0, w, h);
-    ctx.strokeStyle = "#5aa9ff";
-    ctx.lineWidth = 1.5;
-    ctx.beginPath();
-    const span = r.max > r.min ? r.max - r.min : 1;
-    for (let i = 0; i < v.length; i++) {
-      const x = v.length > 1 ? 10 + ((w - 20) * i) / (v.length - 1) : w / 2;
-      const y = h - 10 - ((h - 20) * (v[i]! - r.min)) / span;
-      if (i === 0) ctx.moveTo(x, y);
-      else ctx.lineTo(x, y);
-    }
-    ctx.stroke();
-    return c;
+    showArray(this.view, `${t.name}: ${t.dtype} [${d.shape.join(" × ")}]`, d.shape, d.values);
   }
 
   private async table(t: MtTensor, start: number): Promise<void> {
@@ -133,4 +86,67 @@ export class MetatensorView {
     this.view.replaceChildren(el("h3", `${t.name}: ${t.kind === "records" ? "struct" : t.dtype} [${t.shape.join(" × ")}]`), pager, table);
     this.view.dataset["kind"] = "table";
   }
+}
+
+function linePlot(v: ArrayLike<number>, r: { min: number; max: number }): HTMLCanvasElement {
+  const c = el("canvas");
+  const w = 800;
+  const h = 300;
+  c.width = w;
+  c.height = h;
+  const ctx = c.getContext("2d")!;
+  ctx.fillStyle = "#11141a";
+  ctx.fillRect(0, 0, w, h);
+  ctx.strokeStyle = "#5aa9ff";
+  ctx.lineWidth = 1.5;
+  ctx.beginPath();
+  const span = r.max > r.min ? r.max - r.min : 1;
+  for (let i = 0; i < v.length; i++) {
+    const x = v.length > 1 ? 10 + ((w - 20) * i) / (v.length - 1) : w / 2;
+    const y = h - 10 - ((h - 20) * (v[i]! - r.min)) / span;
+    if (i === 0) ctx.moveTo(x, y);
+    else ctx.lineTo(x, y);
+  }
+  ctx.stroke();
+  return c;
+}
+
+/** Values listed under a plot or an image when there are few of them. */
+const LIST_VALUES = 64;
+
+/**
+ * A tensor that is not drawn on a map: a 1-D line plot, a 2-D image (the
+ * last two dimensions; the first slice of more), a scalar as text; small
+ * tensors also list their values.
+ */
+export function showArray(view: HTMLElement, title: string, shape: readonly number[], values: ArrayLike<number>): void {
+  const r = finiteRange(values);
+  const parts: HTMLElement[] = [el("h3", title), el("p", `min ${formatValue(r.min)}, max ${formatValue(r.max)}, ${values.length} values`, "hint")];
+  if (shape.length <= 1 || values.length <= 1) {
+    if (values.length > 1) parts.push(linePlot(values, r));
+    view.dataset["kind"] = "plot";
+  } else {
+    const rows = shape[shape.length - 2]!;
+    const cols = shape[shape.length - 1]!;
+    if (shape.length > 2) parts.push(el("p", `first ${rows} × ${cols} slice of ${shape.length} dimensions`, "hint"));
+    const c = el("canvas");
+    c.width = cols;
+    c.height = rows;
+    c.style.width = `${Math.min(800, Math.max(cols, 256))}px`;
+    const ctx = c.getContext("2d")!;
+    const img = ctx.createImageData(cols, rows);
+    const scale = { table: colourTable("viridis"), min: r.min, max: r.max, bands: 0 };
+    for (let k = 0; k < rows * cols; k++) {
+      const ci = colourIndex(scale, values[k]!);
+      if (ci >= 0) img.data.set([scale.table[3 * ci]!, scale.table[3 * ci + 1]!, scale.table[3 * ci + 2]!, 255], 4 * k);
+    }
+    ctx.putImageData(img, 0, 0);
+    parts.push(c);
+    view.dataset["kind"] = "image";
+  }
+  if (values.length <= LIST_VALUES) {
+    parts.push(el("pre", Array.from({ length: values.length }, (_, k) => formatValue(values[k]!)).join(" ")));
+  }
+  view.replaceChildren(...parts);
+  view.hidden = false;
 }

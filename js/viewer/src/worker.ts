@@ -113,7 +113,7 @@ function toFloat32(data: ArrayLike<number> | ArrayLike<bigint>): Float32Array {
   return out;
 }
 
-function decodeValues(st: TgmState, msg: number, obj: number): Float32Array {
+function decodeValues(st: TgmState, msg: number, obj: number): { values: Float32Array; shape: number[] } {
   const entry = st.fields.find((f) => f.msg === msg && f.obj === obj);
   if (entry === undefined) throw new Error(`no object ${obj} in message ${msg}`);
   const n = elementCount(entry.shape);
@@ -131,7 +131,7 @@ function decodeValues(st: TgmState, msg: number, obj: number): Float32Array {
     if (typeof (data as { real?: unknown }).real !== "undefined") {
       throw new Error(`object "${entry.name}" is complex (${entry.dtype}): not drawable`);
     }
-    return toFloat32(data as unknown as ArrayLike<number>);
+    return { values: toFloat32(data as unknown as ArrayLike<number>), shape: [...o.descriptor.shape].map(Number) };
   } finally {
     decoded.close();
   }
@@ -145,17 +145,17 @@ function coordsOf(st: TgmState, msg: number): CoordArrays | undefined {
   const lo = find(["longitude", "lon", "grid_longitude"]);
   if (la === undefined || lo === undefined) return undefined;
   return {
-    lat: Float64Array.from(decodeValues(st, msg, la.obj)),
-    lon: Float64Array.from(decodeValues(st, msg, lo.obj)),
+    lat: Float64Array.from(decodeValues(st, msg, la.obj).values),
+    lon: Float64Array.from(decodeValues(st, msg, lo.obj).values),
   };
 }
 
 function field(msg: number, obj: number): FieldData {
   if (state?.kind !== "tgm") throw new Error("no .tgm file open");
-  const entry = state.fields.find((f) => f.msg === msg && f.obj === obj);
-  const values = decodeValues(state, msg, obj);
+  // The decoded descriptor's shape: the metadata may not carry it.
+  const { values, shape } = decodeValues(state, msg, obj);
   const coords = coordsOf(state, msg);
-  const out: FieldData = { shape: entry?.shape ?? [values.length], values };
+  const out: FieldData = { shape, values };
   if (coords !== undefined) out.coords = coords;
   return out;
 }

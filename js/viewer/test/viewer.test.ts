@@ -4,14 +4,14 @@
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Browser, Page } from "puppeteer-core";
 import { init, encode, decode } from "@tensogram/tensogram";
 import { MetatensorWriter } from "@tensogram/metatensor";
-import { checkScreenshot, distinctColours, launch, serve, type TestServer } from "./helpers.js";
+import { checkScreenshot, comparePng, distinctColours, launch, serve, type TestServer } from "./helpers.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "../..");
@@ -235,6 +235,9 @@ describe("tgm files", () => {
     const globe = await (await page.$("#map"))!.screenshot({ type: "png" });
     const gd = checkScreenshot(REFERENCE, "tgm-step6-globe.png", globe);
     console.log(`# screenshot tgm-step6-globe.png: ${gd.updated ? "reference written" : `${gd.differing} of ${gd.total} pixels differ`}`);
+    // The comparison is not vacuous: the two projections differ widely.
+    const cross = comparePng(shot, globe);
+    assert.ok(cross.differing > 0.2 * cross.total, `flat vs globe: ${cross.differing} of ${cross.total}`);
     await page.click('[data-proj="flat"]');
 
     // Space plays, the frames advance, Space pauses; ← goes back.
@@ -268,6 +271,27 @@ describe("tgm files", () => {
     const page = await newPage("?url=/files/remote.tgm");
     await rendered(page, "0:0");
     assert.equal(server.requests.get("/files/remote.tgm"), 1);
+    await page.close();
+  });
+});
+
+// A reference implementation's file (not copied: read where the fixtures live).
+const FIXTURE = process.env["TENSOGRAM_FIXTURES"] ?? "/work/shared/fixtures/tgm";
+
+describe("a reference file without a lat/lon grid", { skip: !existsSync(join(FIXTURE, "mars_metadata.tgm")) && "fixtures not present" }, () => {
+  test("mars_metadata.tgm is shown as an image with its values", async () => {
+    const bytes = new Uint8Array(readFileSync(join(FIXTURE, "mars_metadata.tgm")));
+    const d = decode(bytes);
+    const expected = Array.from(d.objects[0]!.data() as unknown as ArrayLike<number>, (v) => Number(v));
+    const shape = d.objects[0]!.descriptor.shape;
+    d.close();
+    server.files.set("mars_metadata.tgm", bytes);
+    const page = await newPage("?url=/files/mars_metadata.tgm");
+    await rendered(page, "0:0");
+    assert.equal(await page.$eval("#tensor-view", (e) => (e as HTMLElement).dataset["kind"]), shape.length >= 2 ? "image" : "plot");
+    const listed = (await page.$eval("#tensor-view pre", (e) => e.textContent ?? "")).split(" ").map(Number);
+    assert.equal(listed.length, expected.length);
+    listed.forEach((v, k) => assert.ok(Math.abs(v - expected[k]!) <= 1e-5 * Math.max(1, Math.abs(expected[k]!)), `value ${k}: ${v} vs ${expected[k]}`));
     await page.close();
   });
 });
