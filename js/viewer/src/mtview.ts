@@ -27,7 +27,8 @@ export class MetatensorView {
 
   show(index: MtIndex): void {
     this.list.replaceChildren();
-    const head = el("div", `${index.tensors.length} tensors (${index.format})`, "group-head");
+    const n = index.tensors.length;
+    const head = el("div", `${n} tensor${n === 1 ? "" : "s"} (${index.format})`, "group-head");
     this.list.append(head);
     for (const t of index.tensors) {
       const row = el("div", undefined, "row");
