@@ -266,6 +266,21 @@ describe("tgm files", () => {
     await page.close();
   });
 
+  test("open by dropping a file on the page", async () => {
+    const page = await newPage();
+    await page.evaluate((b64: string) => {
+      const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+      const dt = new DataTransfer();
+      dt.items.add(new File([bytes], "dropped.tgm"));
+      window.dispatchEvent(new DragEvent("dragenter", { dataTransfer: dt, bubbles: true, cancelable: true }));
+      window.dispatchEvent(new DragEvent("drop", { dataTransfer: dt, bubbles: true, cancelable: true }));
+    }, Buffer.from(tgm).toString("base64"));
+    await rendered(page, "0:0");
+    assert.equal(await page.$eval("#file-title", (e) => e.textContent), "dropped.tgm");
+    assert.equal(await page.$eval("#drop-overlay", (e) => (e as HTMLElement).hidden), true);
+    await page.close();
+  });
+
   test("open by URL (?url=, one whole GET)", async () => {
     server.files.set("remote.tgm", tgm);
     const page = await newPage("?url=/files/remote.tgm");
