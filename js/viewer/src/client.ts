@@ -63,6 +63,10 @@ export class Decoder {
   field(msg: number, obj: number): Promise<FieldData> {
     return this.call({ kind: "field", msg, obj });
   }
+  /** The value of element `index` in each frame. */
+  point(frames: { msg: number; obj: number }[], index: number): Promise<Float64Array> {
+    return this.call({ kind: "point", frames, index });
+  }
   mtFlat(name: string): Promise<MtFlat> {
     return this.call({ kind: "mt-flat", name });
   }

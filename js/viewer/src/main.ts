@@ -134,6 +134,7 @@ function resetView(): void {
   ui.colourbar.hidden = true;
   ui.readout.hidden = true;
   ui.tensorView.hidden = true;
+  inspector.box.hidden = true;
   ui.welcome.hidden = false;
   mapView.setField(undefined, undefined, undefined);
 }
@@ -295,11 +296,22 @@ async function fieldData(f: FieldEntry): Promise<FieldData> {
     cache.set(key, known);
     return known;
   }
-  const d = await decoder.field(f.msg, f.obj);
-  cache.set(key, d);
-  while (cache.size > CACHE_FRAMES) cache.delete(cache.keys().next().value!);
-  return d;
+  let p = inflight.get(key);
+  if (p === undefined) {
+    p = decoder.field(f.msg, f.obj);
+    inflight.set(key, p);
+  }
+  try {
+    const d = await p;
+    cache.set(key, d);
+    while (cache.size > CACHE_FRAMES) cache.delete(cache.keys().next().value!);
+    return d;
+  } finally {
+    inflight.delete(key);
+  }
 }
+
+const inflight = new Map<string, Promise<FieldData>>();
 
 let frameRequest = 0;
 
@@ -355,6 +367,16 @@ async function showFrame(): Promise<void> {
   updateColourControls(f);
   mapView.setField(d.values, grid, scale(), recentre);
   body.dataset["rendered"] = `${f.msg}:${f.obj}`;
+  prefetch();
+}
+
+/** Decodes the next frames ahead of the animation (kept in the cache). */
+function prefetch(): void {
+  const ahead = Math.min(3, state.frames.length - 1, CACHE_FRAMES / 2);
+  for (let k = 1; k <= ahead; k++) {
+    const f = state.frames[(state.frame + k) % state.frames.length]!;
+    if (!cache.has(`${f.msg}:${f.obj}`)) void fieldData(f).catch(() => undefined);
+  }
 }
 
 function gridKey(g: Grid): unknown {
@@ -478,6 +500,84 @@ ui.map.addEventListener("mousemove", (e) => {
   ui.readout.hidden = false;
 });
 ui.map.addEventListener("mouseleave", () => (ui.readout.hidden = true));
+
+// ---------------------------------------------------------------------------
+// Point inspector: a click shows the grid point's value in every frame.
+
+const inspector = { box: $("inspector"), title: $("inspector-title"), chart: $<HTMLCanvasElement>("inspector-chart"), values: $("inspector-values") };
+let clickStart: [number, number] | undefined;
+let inspectRequest = 0;
+ui.map.addEventListener("pointerdown", (e) => (clickStart = [e.clientX, e.clientY]));
+ui.map.addEventListener("pointerup", (e) => {
+  // A drag (pan, turn) is not a click.
+  if (clickStart === undefined || Math.hypot(e.clientX - clickStart[0], e.clientY - clickStart[1]) > 4) return;
+  const r = ui.map.getBoundingClientRect();
+  const hit = mapView.lookup(e.clientX - r.left, e.clientY - r.top);
+  if (hit === undefined || state.grid === undefined) return;
+  void inspect(hit.i, hit.j, hit.lat, hit.lon);
+});
+$("inspector-close").addEventListener("click", () => (inspector.box.hidden = true));
+
+async function inspect(i: number, j: number, lat: number, lon: number): Promise<void> {
+  const grid = state.grid;
+  const f = state.frames[state.frame];
+  if (grid === undefined || f === undefined) return;
+  const request = ++inspectRequest;
+  const ncol = grid.kind === "regular" ? grid.nlon : grid.lons.length;
+  const frames = state.frames;
+  const where = `${Math.abs(lat).toFixed(2)}°${lat >= 0 ? "N" : "S"} ${Math.abs(lon).toFixed(2)}°${lon >= 0 ? "E" : "W"}`;
+  const level = levelOf(f);
+  inspector.title.textContent = `${paramOf(f)}${level !== undefined ? ` at level ${level}` : ""}, ${where}`;
+  inspector.values.textContent = "decoding…";
+  inspector.box.hidden = false;
+  inspector.box.dataset["i"] = String(i);
+  inspector.box.dataset["j"] = String(j);
+  let values: Float64Array;
+  try {
+    values = await decoder.point(frames.map((x) => ({ msg: x.msg, obj: x.obj })), i * ncol + j);
+  } catch (e) {
+    if (request === inspectRequest) inspector.values.textContent = (e as Error).message;
+    return;
+  }
+  if (request !== inspectRequest) return;
+  inspector.box.dataset["values"] = Array.from(values).join(",");
+  const u = typeof f.meta["units"] === "string" ? ` ${f.meta["units"]}` : "";
+  drawSeries(inspector.chart, values, state.frame);
+  if (values.length <= 8) {
+    inspector.values.textContent = frames.map((x, k) => `${stepText(x) || k}: ${formatValue(values[k]!)}${u}`).join("  ·  ");
+  } else {
+    const r = finiteRange(values);
+    let sum = 0;
+    let n = 0;
+    for (const v of values) if (!Number.isNaN(v)) (sum += v), n++;
+    const first = stepText(frames[0]!);
+    const last = stepText(frames[frames.length - 1]!);
+    inspector.values.textContent = `${values.length} frames ${first}…${last}: min ${formatValue(r.min)}, max ${formatValue(r.max)}, mean ${formatValue(sum / Math.max(1, n))}${u}`;
+  }
+}
+
+function drawSeries(c: HTMLCanvasElement, v: Float64Array, current: number): void {
+  const ctx = c.getContext("2d");
+  if (ctx === null) return;
+  const w = c.width;
+  const h = c.height;
+  ctx.clearRect(0, 0, w, h);
+  const r = finiteRange(v);
+  const span = r.max > r.min ? r.max - r.min : 1;
+  const x = (k: number) => (v.length > 1 ? 8 + ((w - 16) * k) / (v.length - 1) : w / 2);
+  const y = (val: number) => h - 8 - ((h - 16) * (val - r.min)) / span;
+  ctx.strokeStyle = "#5aa9ff";
+  ctx.lineWidth = 1.5;
+  ctx.beginPath();
+  v.forEach((val, k) => (k === 0 ? ctx.moveTo(x(k), y(val)) : ctx.lineTo(x(k), y(val))));
+  ctx.stroke();
+  ctx.fillStyle = "#fff";
+  v.forEach((val, k) => {
+    ctx.beginPath();
+    ctx.arc(x(k), y(val), k === current ? 4 : 2, 0, 2 * Math.PI);
+    ctx.fill();
+  });
+}
 
 // ---------------------------------------------------------------------------
 // Animation and keys.

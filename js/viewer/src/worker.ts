@@ -257,6 +257,16 @@ async function handle(req: Request): Promise<{ value: unknown; transfer: Transfe
       if (d.coords !== undefined) transfer.push(d.coords.lat.buffer, d.coords.lon.buffer);
       return { value: d, transfer };
     }
+    case "point": {
+      // One value per frame, decoded here so whole fields do not cross over.
+      if (state?.kind !== "tgm") throw new Error("no .tgm file open");
+      const st = state;
+      const out = new Float64Array(req.frames.length);
+      req.frames.forEach((f, k) => {
+        out[k] = decodeValues(st, f.msg, f.obj).values[req.index] ?? NaN;
+      });
+      return { value: out, transfer: [out.buffer] };
+    }
     case "mt-flat": {
       const d = await mtFlat(req.name);
       return { value: d, transfer: [d.values.buffer] };

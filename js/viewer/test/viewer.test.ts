@@ -212,6 +212,14 @@ describe("tgm files", () => {
       assert.ok(Math.abs(Number(r["lat"]) - (90 - 2 * i)) < 1e-9);
     }
 
+    // A click inspects the point: its value at every step.
+    await page.mouse.click(Math.round(box.x + box.w * 0.45), Math.round(box.y + box.h * 0.4));
+    await page.waitForFunction(() => document.getElementById("inspector")!.dataset["values"] !== undefined);
+    const ins: Record<string, string | undefined> = await page.$eval("#inspector", (e) => ({ ...(e as HTMLElement).dataset }));
+    const k = Number(ins["i"]) * NLON + Number(ins["j"]);
+    assert.deepEqual(ins["values"]!.split(",").map(Number), STEPS.map((s) => field(s)[k]));
+    await page.click("#inspector-close");
+
     await page.mouse.move(box.x + 1, box.y + box.h - 1);
     const shot = await (await page.$("#map"))!.screenshot({ type: "png" });
     const d = checkScreenshot(REFERENCE, "tgm-step6-flat.png", shot);
