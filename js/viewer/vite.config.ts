@@ -1,7 +1,7 @@
 // Vite builds the viewer into dist/ (a static site). `VIEWER_FILE=path` makes
 // the dev and preview servers also serve that one local file at
-// /local/<name>, so `make viewer FILE=out/demo.tgm` can open it with
-// ?url=/local/<name> (the page itself never reads the disk).
+// /local/<name>, with Range requests, so `make viewer FILE=out/demo.tgm` can
+// open it with ?url=/local/<name> (the page itself never reads the disk).
 
 import { createReadStream, statSync } from "node:fs";
 import { basename, resolve } from "node:path";
@@ -22,6 +22,24 @@ function serveLocalFile(): Plugin {
       return;
     }
     res.setHeader("Content-Type", "application/octet-stream");
+    res.setHeader("Accept-Ranges", "bytes");
+    // One range "bytes=a-b" (what the viewer's readers send), else the whole file.
+    const range = /^bytes=(\d+)-(\d*)$/.exec(req.headers.range ?? "");
+    if (range !== null) {
+      const start = Number(range[1]);
+      const end = Math.min(range[2] ? Number(range[2]) : size - 1, size - 1);
+      if (start > end) {
+        res.statusCode = 416;
+        res.setHeader("Content-Range", `bytes */${size}`);
+        res.end();
+        return;
+      }
+      res.statusCode = 206;
+      res.setHeader("Content-Range", `bytes ${start}-${end}/${size}`);
+      res.setHeader("Content-Length", String(end - start + 1));
+      createReadStream(path, { start, end }).pipe(res);
+      return;
+    }
     res.setHeader("Content-Length", String(size));
     createReadStream(path).pipe(res);
   };

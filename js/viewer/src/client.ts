@@ -57,8 +57,9 @@ export class Decoder {
     });
   }
 
-  open(bytes: ArrayBuffer, name: string): Promise<FileIndex> {
-    return this.call({ kind: "open", bytes, name }, [bytes]);
+  /** Opens a Blob (read lazily) or an absolute URL (read with Range requests). */
+  open(input: Blob | string, name: string): Promise<FileIndex> {
+    return this.call({ kind: "open", input, name });
   }
   field(msg: number, obj: number): Promise<FieldData> {
     return this.call({ kind: "field", msg, obj });

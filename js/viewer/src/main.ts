@@ -104,12 +104,9 @@ async function openSource(src: ViewerSource): Promise<void> {
   stop();
   clearError();
   body.dataset["state"] = "loading";
-  setBusy(true, `Reading ${src.name}…`);
+  setBusy(true, `Opening ${src.name}…`);
   try {
-    const bytes = await src.readAll();
-    if (generation !== state.generation) return;
-    setBusy(true, `Indexing ${src.name} (${(bytes.byteLength / 2 ** 20).toFixed(1)} MiB)…`);
-    const index = await decoder.open(bytes, src.name);
+    const index = await decoder.open(src.input, src.name);
     if (generation !== state.generation) return;
     cache.clear();
     showIndex(index, src.name);

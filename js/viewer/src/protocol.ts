@@ -64,7 +64,7 @@ export interface MtPage {
 }
 
 export type Request =
-  | { id: number; kind: "open"; bytes: ArrayBuffer; name: string }
+  | { id: number; kind: "open"; input: Blob | string; name: string }
   | { id: number; kind: "field"; msg: number; obj: number }
   | { id: number; kind: "point"; frames: { msg: number; obj: number }[]; index: number }
   | { id: number; kind: "mt-flat"; name: string }

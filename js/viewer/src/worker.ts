@@ -7,7 +7,9 @@
 import { init, scan, decodeMetadata, decodeObject, type GlobalMetadata } from "@tensogram/tensogram";
 import {
   open as openSafetensorsOrMetatensor,
+  HttpSource,
   MetatensorFile,
+  type Input,
   type SafetensorsFile,
 } from "@tensogram/metatensor";
 import {
@@ -160,10 +162,10 @@ function field(msg: number, obj: number): FieldData {
   return out;
 }
 
-async function openMt(bytes: Uint8Array): Promise<FileIndex> {
+async function openMt(input: Input): Promise<FileIndex> {
   let file: SafetensorsFile;
   try {
-    file = await openSafetensorsOrMetatensor(bytes);
+    file = await openSafetensorsOrMetatensor(input);
   } catch (e) {
     throw new Error(`not a readable metatensor/safetensors file: ${(e as Error).message}`);
   }
@@ -239,18 +241,52 @@ async function mtPage(name: string, start: number, count: number): Promise<MtPag
   return { total: t.count, columns: ["value"], rows };
 }
 
+/** Largest .tgm file read whole (bytes). */
+const WHOLE_FILE_BUDGET = 2 * 1024 * 1024 * 1024 - 1;
+
+/**
+ * Opens a Blob or a URL: the first bytes decide the format. A metatensor file
+ * is then read lazily (its header, then each tensor when shown); a .tgm file
+ * is read whole, for now.
+ */
+async function openInput(input: Blob | string, name: string): Promise<FileIndex> {
+  let size: number;
+  let head: Uint8Array;
+  let whole: () => Promise<Uint8Array>;
+  let lazy: Input;
+  if (typeof input === "string") {
+    let src: HttpSource;
+    try {
+      src = await HttpSource.open(input, { headerGuess: 65536 });
+    } catch (e) {
+      throw new Error(`cannot fetch ${input}: ${(e as Error).message.replace(/^MT_[A-Z_]+: /, "")}`);
+    }
+    size = src.size;
+    head = await src.read(0, Math.min(16, size));
+    whole = () => src.read(0, size);
+    lazy = src;
+  } else {
+    size = input.size;
+    head = new Uint8Array(await input.slice(0, 16).arrayBuffer());
+    whole = async () => new Uint8Array(await input.arrayBuffer());
+    lazy = input;
+  }
+  const kind = sniff(head);
+  if (kind === "tgm") {
+    if (size > WHOLE_FILE_BUDGET) {
+      throw new Error(`${name} is ${(size / 2 ** 20).toFixed(0)} MiB: larger than this viewer reads in one piece (2 GiB)`);
+    }
+    return openTgm(await whole());
+  }
+  if (kind === "safetensors") return openMt(lazy);
+  throw new Error(`"${name}" is neither a Tensogram file (no TENSOGRM magic) nor a metatensor/safetensors file`);
+}
+
 async function handle(req: Request): Promise<{ value: unknown; transfer: Transferable[] }> {
   switch (req.kind) {
-    case "open": {
+    case "open":
       state = undefined;
-      const bytes = new Uint8Array(req.bytes);
-      const kind = sniff(bytes);
-      if (kind === "tgm") return { value: await openTgm(bytes), transfer: [] };
-      if (kind === "safetensors") return { value: await openMt(bytes), transfer: [] };
-      throw new Error(
-        `"${req.name}" is neither a Tensogram file (no TENSOGRM magic) nor a metatensor/safetensors file`,
-      );
-    }
+      return { value: await openInput(req.input, req.name), transfer: [] };
     case "field": {
       const d = field(req.msg, req.obj);
       const transfer: Transferable[] = [d.values.buffer];

@@ -23,12 +23,18 @@ export interface TestServer {
   files: Map<string, Uint8Array>;
   /** Requests per path. */
   requests: Map<string, number>;
+  /** Every request for /files/: "path range". */
+  ranges: string[];
+  /** Files served without range support (always 200 with the whole body). */
+  noRanges: Set<string>;
   close(): Promise<void>;
 }
 
 export async function serve(root: string): Promise<TestServer> {
   const files = new Map<string, Uint8Array>();
   const requests = new Map<string, number>();
+  const ranges: string[] = [];
+  const noRanges = new Set<string>();
   const server: Server = createServer((req, res) => {
     const path = decodeURIComponent(new URL(req.url ?? "/", "http://x").pathname);
     requests.set(path, (requests.get(path) ?? 0) + 1);
@@ -36,6 +42,23 @@ export async function serve(root: string): Promise<TestServer> {
       const body = files.get(path.slice("/files/".length));
       if (body === undefined) {
         res.writeHead(404, { "Content-Type": "text/plain" }).end("not found");
+        return;
+      }
+      // Single ranges "bytes=a-b" (what the readers send); the log records each.
+      const range = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? "");
+      ranges.push(`${path} ${req.headers.range ?? "whole"}`);
+      if (range !== null && !noRanges.has(path.slice("/files/".length))) {
+        const start = Number(range[1]);
+        if (start >= body.byteLength) {
+          res.writeHead(416, { "Content-Range": `bytes */${body.byteLength}` }).end();
+          return;
+        }
+        const end = Math.min(Number(range[2]), body.byteLength - 1);
+        res.writeHead(206, {
+          "Content-Type": "application/octet-stream",
+          "Content-Range": `bytes ${start}-${end}/${body.byteLength}`,
+          "Content-Length": end - start + 1,
+        }).end(body.subarray(start, end + 1));
         return;
       }
       res.writeHead(200, { "Content-Type": "application/octet-stream", "Content-Length": body.byteLength }).end(body);
@@ -56,6 +79,8 @@ export async function serve(root: string): Promise<TestServer> {
     url: `http://127.0.0.1:${port}/`,
     files,
     requests,
+    ranges,
+    noRanges,
     close: () => new Promise<void>((ok) => server.close(() => ok())),
   };
 }

@@ -78,7 +78,7 @@ function makeHugeShape(): Uint8Array {
   return m;
 }
 
-function makeMetatensor(): Uint8Array {
+function makeMetatensor(big = false): Uint8Array {
   const schema = {
     type: "object",
     properties: {
@@ -99,7 +99,8 @@ function makeMetatensor(): Uint8Array {
     },
   };
   const w = new MetatensorWriter(schema, { metadata: { source: "viewer test" } });
-  w.setFlat("image", [20, 30], Float32Array.from({ length: 600 }, (_, k) => Math.sin(k / 17)));
+  const [rows, cols] = big ? [400, 300] : [20, 30];
+  w.setFlat("image", [rows, cols], Float32Array.from({ length: rows * cols }, (_, k) => Math.sin(k / 17)));
   w.set("series", Array.from({ length: 100 }, (_, k) => Math.cos(k / 9)));
   w.set("particles", Array.from({ length: 120 }, (_, k) => ({ id: k, mass: k / 2, name: `p${k}` })));
   w.set("rows", [[1, 2, 3], [], [4.5]]);
@@ -289,11 +290,24 @@ describe("tgm files", () => {
     await page.close();
   });
 
-  test("open by URL (?url=, one whole GET)", async () => {
+  test("open by URL (?url=): the first 64 KiB, then the rest in one Range request", async () => {
     server.files.set("remote.tgm", tgm);
+    assert.ok(tgm.length > 65536);
     const page = await newPage("?url=/files/remote.tgm");
     await rendered(page, "0:0");
-    assert.equal(server.requests.get("/files/remote.tgm"), 1);
+    assert.deepEqual(server.ranges.filter((r) => r.startsWith("/files/remote.tgm")), [
+      "/files/remote.tgm bytes=0-65535",
+      `/files/remote.tgm bytes=0-${tgm.length - 1}`,
+    ]);
+    await page.close();
+  });
+
+  test("open by URL from a server without ranges: one whole GET", async () => {
+    server.files.set("plain.tgm", tgm);
+    server.noRanges.add("plain.tgm");
+    const page = await newPage("?url=/files/plain.tgm");
+    await rendered(page, "0:0");
+    assert.equal(server.requests.get("/files/plain.tgm"), 1);
     await page.close();
   });
 });
@@ -372,6 +386,25 @@ describe("metatensor files", () => {
     await page.waitForFunction(() => document.querySelector("#tensor-view .pager")?.textContent?.includes("of 3"));
     const rows = await page.$$eval("#tensor-view tr td:last-child", (es) => es.map((e) => e.textContent));
     assert.deepEqual(rows, ["[1, 2, 3]", "[]", "[4.5]"]);
+    await page.close();
+  });
+});
+
+describe("metatensor over HTTP", () => {
+  test("the header in one request, then one Range request per tensor shown", async () => {
+    const big = makeMetatensor(true);
+    assert.ok(big.length > 4 * 65536);
+    server.files.set("big.mt", big);
+    const page = await newPage("?url=/files/big.mt");
+    await page.waitForFunction(() => document.body.dataset["state"] === "ready" && document.body.dataset["format"] === "metatensor");
+    const mine = () => server.ranges.filter((r) => r.startsWith("/files/big.mt"));
+    assert.deepEqual(mine(), ["/files/big.mt bytes=0-65535"]);
+    await page.click('.row[data-tensor="image"]');
+    await page.waitForFunction(() => document.getElementById("tensor-view")?.dataset["kind"] === "image");
+    assert.equal(mine().length, 2);
+    assert.match(mine()[1]!, /^\/files\/big\.mt bytes=\d+-\d+$/);
+    const [a, b] = mine()[1]!.split("=")[1]!.split("-").map(Number);
+    assert.equal(b! - a! + 1, 400 * 300 * 4, "exactly the image's bytes");
     await page.close();
   });
 });
