@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 import type { Browser, Page } from "puppeteer-core";
 import { init, encode, decode } from "@tensogram/tensogram";
 import { MetatensorWriter } from "@tensogram/metatensor";
+import { Nginx, nginxMissing, type LogEntry } from "./nginx.js";
 import { checkScreenshot, comparePng, distinctColours, launch, serve, type TestServer } from "./helpers.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -405,6 +406,52 @@ describe("metatensor over HTTP", () => {
     assert.match(mine()[1]!, /^\/files\/big\.mt bytes=\d+-\d+$/);
     const [a, b] = mine()[1]!.split("=")[1]!.split("-").map(Number);
     assert.equal(b! - a! + 1, 400 * 300 * 4, "exactly the image's bytes");
+    await page.close();
+  });
+});
+
+describe("range requests against nginx", { skip: nginxMissing() }, () => {
+  const nginx = new Nginx(SITE);
+  before(() => nginx.start());
+  after(() => nginx.remove());
+
+  /** The log lines for /files/<name>, waiting until `n` are there. */
+  async function logFor(name: string, n: number, got: LogEntry[] = []): Promise<LogEntry[]> {
+    for (let i = 0; i < 200 && got.length < n; i++) {
+      got.push(...nginx.takeLog().filter((e) => e.uri === `/files/${name}`));
+      if (got.length < n) await new Promise((r) => setTimeout(r, 10));
+    }
+    return got;
+  }
+
+  test("a metatensor file: the header, then one range per tensor shown", async () => {
+    const big = makeMetatensor(true);
+    nginx.put("big.mt", big);
+    nginx.takeLog();
+    const page = await browser.newPage();
+    await page.goto(`${nginx.url}?url=/files/big.mt`);
+    await page.waitForFunction(() => document.body.dataset["state"] === "ready" && document.body.dataset["format"] === "metatensor");
+    const opened = await logFor("big.mt", 1);
+    assert.deepEqual(opened, [{ uri: "/files/big.mt", range: "bytes=0-65535", status: 206, bytes: 65536 }]);
+    await page.click('.row[data-tensor="image"]');
+    await page.waitForFunction(() => document.getElementById("tensor-view")?.dataset["kind"] === "image");
+    const shown = await logFor("big.mt", 1);
+    assert.equal(shown.length, 1);
+    assert.equal(shown[0]!.status, 206);
+    assert.equal(shown[0]!.bytes, 400 * 300 * 4);
+    await new Promise((r) => setTimeout(r, 200));
+    assert.deepEqual(await logFor("big.mt", 0), [], "no further requests");
+    await page.close();
+  });
+
+  test("a .tgm file: two requests, both ranges", async () => {
+    nginx.put("fields.tgm", tgm);
+    nginx.takeLog();
+    const page = await browser.newPage();
+    await page.goto(`${nginx.url}?url=/files/fields.tgm`);
+    await rendered(page, "0:0");
+    const log = await logFor("fields.tgm", 2);
+    assert.deepEqual(log.map((e) => [e.range, e.status]), [["bytes=0-65535", 206], [`bytes=0-${tgm.length - 1}`, 206]]);
     await page.close();
   });
 });
