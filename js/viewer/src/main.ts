@@ -4,7 +4,7 @@
 
 import { Decoder } from "./client.js";
 import { COLOUR_MAPS, colourTable, finiteRange, formatValue, ticks, type ColourScale } from "./colour.js";
-import { gridFromCoords, gridFromMetadata, type Grid } from "./geo.js";
+import { gridFromCoords, gridFromMetadata, pointOf, type Grid } from "./geo.js";
 import { groupFields, levelOf, paramOf, stepOf } from "./grouping.js";
 import { MapView, type ProjectionKind } from "./map.js";
 import { MetatensorView, showArray } from "./mtview.js";
@@ -394,10 +394,42 @@ function scale(): ColourScale {
   return { table: colourTable(state.cmap, state.reverse), min: state.min, max: state.max, bands: state.bands };
 }
 
+// Display units: K ↔ °C and Pa ↔ hPa, for the colour bar, the range boxes,
+// the read-out and the inspector (the data keep their native units).
+interface UnitView {
+  label: string;
+  show(v: number): number;
+  back(v: number): number;
+}
+const ALTERNATIVES: Record<string, UnitView> = {
+  K: { label: "°C", show: (v) => v - 273.15, back: (v) => v + 273.15 },
+  Pa: { label: "hPa", show: (v) => v / 100, back: (v) => v * 100 },
+};
+const altUnits = $<HTMLInputElement>("alt-units");
+
+function nativeUnits(f: FieldEntry | undefined): string | undefined {
+  const u = f?.meta["units"];
+  return typeof u === "string" ? u : undefined;
+}
+
+/** The units shown and the conversion from the native ones. */
+function display(f: FieldEntry | undefined): { units: string | undefined; show(v: number): number; back(v: number): number } {
+  const native = nativeUnits(f);
+  const alt = native !== undefined ? ALTERNATIVES[native] : undefined;
+  if (alt !== undefined && altUnits.checked) return { units: alt.label, show: alt.show, back: alt.back };
+  return { units: native, show: (v) => v, back: (v) => v };
+}
+
 function updateColourControls(f?: FieldEntry): void {
+  const cur0 = f ?? state.frames[state.frame];
+  const native = nativeUnits(cur0);
+  const alt = native !== undefined ? ALTERNATIVES[native] : undefined;
+  $("units-toggle").hidden = alt === undefined;
+  $("alt-units-label").textContent = alt?.label ?? "";
+  const dsp = display(cur0);
   ui.cmap.value = state.cmap;
-  ui.vmin.value = formatValue(state.min);
-  ui.vmax.value = formatValue(state.max);
+  ui.vmin.value = formatValue(dsp.show(state.min));
+  ui.vmax.value = formatValue(dsp.show(state.max));
   const s = scale();
   const ctx = ui.barCanvas.getContext("2d")!;
   const img = ctx.createImageData(256, 1);
@@ -414,14 +446,10 @@ function updateColourControls(f?: FieldEntry): void {
   ctx.putImageData(img, 0, 0);
   ui.ticks.replaceChildren(...ticks(s.min, s.max).map((v) => {
     const e = document.createElement("span");
-    e.textContent = formatValue(v);
+    e.textContent = formatValue(dsp.show(v));
     return e;
   }));
-  const cur = f ?? state.frames[state.frame];
-  if (cur !== undefined) {
-    const u = cur.meta["units"];
-    ui.units.textContent = typeof u === "string" ? `${paramOf(cur)} (${u})` : paramOf(cur);
-  }
+  if (cur0 !== undefined) ui.units.textContent = dsp.units !== undefined ? `${paramOf(cur0)} (${dsp.units})` : paramOf(cur0);
 }
 
 function redraw(): void {
@@ -433,14 +461,28 @@ ui.cmap.addEventListener("change", () => {
   state.cmap = ui.cmap.value;
   redraw();
 });
+altUnits.addEventListener("change", () => {
+  redraw();
+  ui.readout.hidden = true;
+  const i = inspector.box.dataset["i"];
+  const j = inspector.box.dataset["j"];
+  if (!inspector.box.hidden && i !== undefined && j !== undefined) {
+    const g = state.grid;
+    if (g !== undefined) {
+      const ll = pointOf(g, Number(i), Number(j));
+      void inspect(Number(i), Number(j), ll.lat, ll.lon);
+    }
+  }
+});
 ui.reverse.addEventListener("change", () => {
   state.reverse = ui.reverse.checked;
   redraw();
 });
 for (const input of [ui.vmin, ui.vmax]) {
   input.addEventListener("change", () => {
-    const a = Number(ui.vmin.value);
-    const b = Number(ui.vmax.value);
+    const dsp = display(state.frames[state.frame]);
+    const a = dsp.back(Number(ui.vmin.value));
+    const b = dsp.back(Number(ui.vmax.value));
     if (!Number.isFinite(a) || !Number.isFinite(b)) return;
     state.min = a;
     state.max = b;
@@ -485,10 +527,11 @@ ui.map.addEventListener("mousemove", (e) => {
     return;
   }
   const f = state.frames[state.frame];
-  const u = f !== undefined && typeof f.meta["units"] === "string" ? ` ${f.meta["units"]}` : "";
+  const dsp = display(f);
+  const u = dsp.units !== undefined ? ` ${dsp.units}` : "";
   const lat = `${Math.abs(hit.lat).toFixed(2)}°${hit.lat >= 0 ? "N" : "S"}`;
   const lon = `${Math.abs(hit.lon).toFixed(2)}°${hit.lon >= 0 ? "E" : "W"}`;
-  ui.readout.textContent = `${lat} ${lon}  ${formatValue(hit.value)}${u}`;
+  ui.readout.textContent = `${lat} ${lon}  ${formatValue(dsp.show(hit.value))}${u}`;
   ui.readout.dataset["value"] = String(hit.value);
   ui.readout.dataset["lat"] = String(hit.lat);
   ui.readout.dataset["lon"] = String(hit.lon);
@@ -538,18 +581,20 @@ async function inspect(i: number, j: number, lat: number, lon: number): Promise<
   }
   if (request !== inspectRequest) return;
   inspector.box.dataset["values"] = Array.from(values).join(",");
-  const u = typeof f.meta["units"] === "string" ? ` ${f.meta["units"]}` : "";
-  drawSeries(inspector.chart, values, state.frame);
-  if (values.length <= 8) {
-    inspector.values.textContent = frames.map((x, k) => `${stepText(x) || k}: ${formatValue(values[k]!)}${u}`).join("  ·  ");
+  const dsp = display(f);
+  const u = dsp.units !== undefined ? ` ${dsp.units}` : "";
+  const shown = values.map((v) => dsp.show(v));
+  drawSeries(inspector.chart, shown, state.frame);
+  if (shown.length <= 8) {
+    inspector.values.textContent = frames.map((x, k) => `${stepText(x) || k}: ${formatValue(shown[k]!)}${u}`).join("  ·  ");
   } else {
-    const r = finiteRange(values);
+    const r = finiteRange(shown);
     let sum = 0;
     let n = 0;
-    for (const v of values) if (!Number.isNaN(v)) (sum += v), n++;
+    for (const v of shown) if (!Number.isNaN(v)) (sum += v), n++;
     const first = stepText(frames[0]!);
     const last = stepText(frames[frames.length - 1]!);
-    inspector.values.textContent = `${values.length} frames ${first}…${last}: min ${formatValue(r.min)}, max ${formatValue(r.max)}, mean ${formatValue(sum / Math.max(1, n))}${u}`;
+    inspector.values.textContent = `${shown.length} frames ${first}…${last}: min ${formatValue(r.min)}, max ${formatValue(r.max)}, mean ${formatValue(sum / Math.max(1, n))}${u}`;
   }
 }
 

@@ -250,6 +250,22 @@ describe("tgm files", () => {
     assert.ok(cross.differing > 0.2 * cross.total, `flat vs globe: ${cross.differing} of ${cross.total}`);
     await page.click('[data-proj="flat"]');
 
+    // K → °C for the colour bar, the range boxes and the read-out.
+    const kelvinMin = Number(await page.$eval("#vmin", (e) => (e as HTMLInputElement).value));
+    await page.click("#alt-units");
+    assert.equal(await page.$eval("#units", (e) => e.textContent), "2t (°C)");
+    const celsiusMin = Number(await page.$eval("#vmin", (e) => (e as HTMLInputElement).value));
+    assert.ok(Math.abs(celsiusMin - (kelvinMin - 273.15)) < 1e-3, `${celsiusMin} vs ${kelvinMin}`);
+    await page.mouse.move(Math.round(box.x + box.w / 2), Math.round(box.y + box.h / 2));
+    await page.waitForFunction(() => !document.getElementById("readout")!.hidden);
+    const readout = await page.$eval("#readout", (e) => ({ text: e.textContent ?? "", value: Number((e as HTMLElement).dataset["value"]) }));
+    assert.ok(readout.text.endsWith("°C"), readout.text);
+    assert.ok(Math.abs(Number(readout.text.trim().split(/\s+/).at(-2)) - (readout.value - 273.15)) < 1e-3, readout.text);
+    await page.click("#alt-units");
+    assert.equal(await page.$eval("#units", (e) => e.textContent), "2t (K)");
+    // Keys go to a focused form control (Space ticks the box): leave it.
+    await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+
     // Space plays, the frames advance, Space pauses; ← goes back.
     await page.keyboard.press("Space");
     await page.waitForFunction(() => document.body.dataset["playing"] === "yes");
@@ -259,6 +275,14 @@ describe("tgm files", () => {
     const frame = Number(await page.evaluate(() => document.body.dataset["frame"]));
     await page.keyboard.press("ArrowLeft");
     await page.waitForFunction((f) => document.body.dataset["frame"] === String(Math.max(0, f - 1)), {}, frame);
+
+    // The play button, then Space while it has the focus: one toggle, not two.
+    await page.click("#play");
+    await page.waitForFunction(() => document.body.dataset["playing"] === "yes");
+    await page.keyboard.press("Space");
+    await page.waitForFunction(() => document.body.dataset["playing"] === "no");
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(await page.evaluate(() => document.body.dataset["playing"]), "no");
 
     // The slider moves to a frame too.
     await page.$eval("#slider", (e) => {
