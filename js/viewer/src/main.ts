@@ -69,12 +69,18 @@ interface State {
   generation: number;
   /** Params whose group is open in the browser. */
   expanded: Set<string>;
+  /** The level shown of a tensor with levels packed in its first dimension. */
+  packedLevel: number;
+  /** Where the drawn plane starts in the decoded tensor (elements). */
+  planeOffset: number;
 }
 
 const state: State = {
   index: undefined, frames: [], frame: 0, field: undefined, grid: undefined, param: undefined,
   cmap: "viridis", reverse: false, bands: 0, min: 0, max: 1, locked: false, timer: undefined, generation: 0,
   expanded: new Set(),
+  packedLevel: 0,
+  planeOffset: 0,
 };
 
 const cache = new Map<string, FieldData>();
@@ -152,6 +158,7 @@ function showIndex(index: FileIndex, name: string): void {
   ui.filter.value = "";
   state.index = index;
   state.expanded = new Set();
+  state.packedLevel = 0;
   state.param = undefined;
   state.locked = false;
   renderBrowser();
@@ -338,7 +345,26 @@ async function showFrame(): Promise<void> {
   if (request !== frameRequest) return;
   setBusy(false);
   clearError();
-  const grid = (d.coords !== undefined ? gridFromCoords(d.coords.lat, d.coords.lon, d.shape) : undefined) ?? gridFromMetadata(f.meta, d.shape);
+  // Levels packed in one tensor [levels, rows, columns]: one level is drawn.
+  const packed = d.shape.length === 3 && d.shape[0]! > 1;
+  const plane = packed ? d.shape.slice(1) : d.shape;
+  const grid = (d.coords !== undefined ? gridFromCoords(d.coords.lat, d.coords.lon, plane) : undefined) ?? gridFromMetadata(f.meta, plane);
+  levelSelect.hidden = !(packed && grid !== undefined);
+  state.planeOffset = 0;
+  if (packed && grid !== undefined) {
+    const n = d.shape[0]!;
+    const an = f.meta["anemoi"];
+    const named = typeof an === "object" && an !== null && Array.isArray((an as Record<string, unknown>)["levels"]) ? ((an as Record<string, unknown>)["levels"] as unknown[]) : undefined;
+    const labels = Array.from({ length: n }, (_, k) => (named !== undefined && named.length === n ? String(named[k]) : String(k)));
+    if (levelSelect.options.length !== n || [...levelSelect.options].some((o, k) => o.textContent !== `level ${labels[k]}`)) {
+      levelSelect.replaceChildren(...labels.map((l, k) => new Option(`level ${l}`, String(k))));
+      state.packedLevel = Math.min(state.packedLevel, n - 1);
+    }
+    levelSelect.value = String(state.packedLevel);
+    const size = plane[0]! * plane[1]!;
+    state.planeOffset = state.packedLevel * size;
+    d = { ...d, shape: plane, values: d.values.subarray(state.packedLevel * size, (state.packedLevel + 1) * size) };
+  }
   if (grid === undefined) {
     // Not on a lat/lon grid: shown as a plot, an image or values instead of the map.
     state.field = undefined;
@@ -457,6 +483,13 @@ function redraw(): void {
   if (state.field !== undefined && state.grid !== undefined) mapView.setField(state.field.values, state.grid, scale());
 }
 
+const levelSelect = $<HTMLSelectElement>("packed-level");
+levelSelect.addEventListener("change", () => {
+  state.packedLevel = Number(levelSelect.value);
+  state.locked = false;
+  void showFrame();
+});
+
 ui.cmap.addEventListener("change", () => {
   state.cmap = ui.cmap.value;
   redraw();
@@ -574,7 +607,7 @@ async function inspect(i: number, j: number, lat: number, lon: number): Promise<
   inspector.box.dataset["j"] = String(j);
   let values: Float64Array;
   try {
-    values = await decoder.point(frames.map((x) => ({ msg: x.msg, obj: x.obj })), i * ncol + j);
+    values = await decoder.point(frames.map((x) => ({ msg: x.msg, obj: x.obj })), state.planeOffset + i * ncol + j);
   } catch (e) {
     if (request === inspectRequest) inspector.values.textContent = (e as Error).message;
     return;

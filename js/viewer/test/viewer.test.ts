@@ -340,6 +340,42 @@ describe("tgm files", () => {
 // A reference implementation's file (not copied: read where the fixtures live).
 const FIXTURE = process.env["TENSOGRAM_FIXTURES"] ?? "/work/shared/fixtures/tgm";
 
+describe("levels packed in one tensor", () => {
+  test("[2, rows, columns]: a level box, the read-out and the inspector follow the level", async () => {
+    const both = new Float32Array(2 * NLAT * NLON);
+    both.set(field(0), 0);
+    both.set(field(0, 500), NLAT * NLON);
+    const bytes = encode({ base: [{ mars: mars({ param: "t", levtype: "pl", step: 0 }), anemoi: { levels: [850, 500] } }] }, [
+      { descriptor: { shape: [2, NLAT, NLON], dtype: "float32" }, data: both },
+    ]);
+    server.files.set("packed.tgm", bytes);
+    const page = await newPage("?url=/files/packed.tgm");
+    await rendered(page, "0:0");
+    assert.deepEqual(await page.$$eval("#packed-level option", (es) => es.map((e) => e.textContent)), ["level 850", "level 500"]);
+    const box = (await page.$eval("#map", (e) => {
+      const r = e.getBoundingClientRect();
+      return { x: r.left, y: r.top, w: r.width, h: r.height };
+    }))!;
+    const at = async () => {
+      await page.mouse.move(Math.round(box.x + box.w * 0.4), Math.round(box.y + box.h * 0.45));
+      await page.waitForFunction(() => !document.getElementById("readout")!.hidden);
+      const r: Record<string, string | undefined> = await page.$eval("#readout", (e) => ({ ...(e as HTMLElement).dataset }));
+      return { k: Number(r["i"]) * NLON + Number(r["j"]), value: Number(r["value"]) };
+    };
+    const a = await at();
+    assert.equal(a.value, both[a.k]);
+    await page.select("#packed-level", "1");
+    await page.mouse.move(1, 1);
+    await page.waitForFunction(() => document.getElementById("readout")!.hidden);
+    const b = await at();
+    assert.equal(b.value, both[NLAT * NLON + b.k]);
+    await page.mouse.click(Math.round(box.x + box.w * 0.4), Math.round(box.y + box.h * 0.45));
+    await page.waitForFunction(() => document.getElementById("inspector")!.dataset["values"] !== undefined);
+    assert.equal(Number(await page.$eval("#inspector", (e) => (e as HTMLElement).dataset["values"])), both[NLAT * NLON + b.k]);
+    await page.close();
+  });
+});
+
 describe("a reference file without a lat/lon grid", { skip: !existsSync(join(FIXTURE, "mars_metadata.tgm")) && "fixtures not present" }, () => {
   test("mars_metadata.tgm is shown as an image with its values", async () => {
     const bytes = new Uint8Array(readFileSync(join(FIXTURE, "mars_metadata.tgm")));
