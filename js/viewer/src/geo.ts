@@ -115,7 +115,7 @@ export function nearestIndex(g: Grid, lat: number, lon: number): { i: number; j:
       j = Math.round(d / g.dlon);
     }
     if (j < 0 || j >= g.nlon) return undefined;
-    return { i, j };
+    return { i: i + 0, j: j + 0 }; // no -0
   }
   const i = nearestOnAxis(g.lats, lat, false);
   const j = nearestOnAxis(g.lons, lon, true);
