@@ -65,7 +65,7 @@ export class MapView {
         const k = 0.4 / this.zoom;
         this.rotation = [this.drag.rot[0] + dx * k, Math.max(-90, Math.min(90, this.drag.rot[1] - dy * k))];
       }
-      this.render();
+      this.renderSoon();
     });
     const end = () => (this.drag = undefined);
     canvas.addEventListener("pointerup", end);
@@ -75,11 +75,23 @@ export class MapView {
       (e) => {
         e.preventDefault();
         this.zoom = Math.max(0.5, Math.min(64, this.zoom * (e.deltaY < 0 ? 1.25 : 0.8)));
-        this.render();
+        this.renderSoon();
       },
       { passive: false },
     );
-    new ResizeObserver(() => this.render()).observe(canvas);
+    new ResizeObserver(() => this.renderSoon()).observe(canvas);
+  }
+
+  private frameQueued = false;
+
+  /** One redraw per animation frame however many pointer events arrive. */
+  private renderSoon(): void {
+    if (this.frameQueued) return;
+    this.frameQueued = true;
+    requestAnimationFrame(() => {
+      this.frameQueued = false;
+      this.render();
+    });
   }
 
   private dpr(): number {
