@@ -4,7 +4,7 @@
 
 import { Decoder } from "./client.js";
 import { COLOUR_MAPS, colourTable, finiteRange, formatValue, ticks, type ColourScale } from "./colour.js";
-import { gridFromCoords, gridFromMetadata, pointOf, type Grid } from "./geo.js";
+import { columns, gridFromCoords, gridFromMetadata, pointOf, type Grid } from "./geo.js";
 import { groupFields, levelOf, paramOf, stepOf } from "./grouping.js";
 import { MapView, type ProjectionKind } from "./map.js";
 import { MetatensorView, showArray } from "./mtview.js";
@@ -403,7 +403,9 @@ function prefetch(): void {
 }
 
 function gridKey(g: Grid): unknown {
-  return g.kind === "regular" ? g : { kind: g.kind, n: g.lats.length, m: g.lons.length, a: g.lats[0], b: g.lons[0] };
+  if (g.kind === "regular") return g;
+  if (g.kind === "points") return { kind: g.kind, n: g.lat.length, a: g.lat[0], b: g.lon[0] };
+  return { kind: g.kind, n: g.lats.length, m: g.lons.length, a: g.lats[0], b: g.lons[0] };
 }
 
 // ---------------------------------------------------------------------------
@@ -596,7 +598,7 @@ async function inspect(i: number, j: number, lat: number, lon: number): Promise<
   const f = state.frames[state.frame];
   if (grid === undefined || f === undefined) return;
   const request = ++inspectRequest;
-  const ncol = grid.kind === "regular" ? grid.nlon : grid.lons.length;
+  const ncol = columns(grid);
   const frames = state.frames;
   const where = `${Math.abs(lat).toFixed(2)}°${lat >= 0 ? "N" : "S"} ${Math.abs(lon).toFixed(2)}°${lon >= 0 ? "E" : "W"}`;
   const level = levelOf(f);

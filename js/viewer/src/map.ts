@@ -8,7 +8,7 @@ import { geoEquirectangular, geoGraticule10, geoOrthographic, geoPath, type GeoP
 import { mesh } from "topojson-client";
 import type { GeometryObject, Topology } from "topojson-specification";
 import { colourIndex, type ColourScale } from "./colour.js";
-import { gridBounds, nearestIndex, pointOf, type Grid } from "./geo.js";
+import { columns, gridBounds, nearestIndex, pointOf, type Grid } from "./geo.js";
 
 export type ProjectionKind = "flat" | "globe";
 
@@ -168,7 +168,7 @@ export class MapView {
     if (this.kind === "flat" && (Math.abs(ll[1]) > 90 || Math.abs(ll[0]) > 180)) return undefined;
     const idx = nearestIndex(this.grid, ll[1], ll[0]);
     if (idx === undefined) return undefined;
-    const ncol = this.grid.kind === "regular" ? this.grid.nlon : this.grid.lons.length;
+    const ncol = columns(this.grid);
     const p = pointOf(this.grid, idx.i, idx.j);
     return { ...p, i: idx.i, j: idx.j, value: this.values[idx.i * ncol + idx.j]! };
   }
@@ -226,7 +226,7 @@ export class MapView {
     const scale = this.scale;
     const inv = this.projection.invert;
     if (grid === undefined || values === undefined || scale === undefined || inv === undefined) return;
-    const ncol = grid.kind === "regular" ? grid.nlon : grid.lons.length;
+    const ncol = columns(grid);
     const table = scale.table;
     const paint = (k: number, idx: { i: number; j: number } | undefined) => {
       if (idx === undefined) return;
@@ -236,7 +236,7 @@ export class MapView {
       px[4 * k + 1] = table[3 * c + 1]!;
       px[4 * k + 2] = table[3 * c + 2]!;
     };
-    if (this.kind === "flat") {
+    if (this.kind === "flat" && grid.kind !== "points") {
       // Equirectangular: latitude depends on y only and longitude on x only.
       const rows: (number | undefined)[] = [];
       const cols: (number | undefined)[] = [];
@@ -264,12 +264,12 @@ export class MapView {
       return;
     }
     const [tx, ty] = this.projection.translate();
-    const r2 = this.projection.scale() ** 2;
+    const r2 = this.kind === "globe" ? this.projection.scale() ** 2 : Infinity;
     for (let y = 0; y < h; y++) {
       for (let x = 0; x < w; x++) {
         if ((x + 0.5 - tx) ** 2 + (y + 0.5 - ty) ** 2 > r2) continue;
         const ll = inv([x + 0.5, y + 0.5]);
-        if (ll === null || !Number.isFinite(ll[0]) || !Number.isFinite(ll[1])) continue;
+        if (ll === null || !Number.isFinite(ll[0]) || !Number.isFinite(ll[1]) || Math.abs(ll[1]) > 90 || Math.abs(ll[0]) > 180) continue;
         paint(y * w + x, nearestIndex(grid, ll[1], ll[0]));
       }
     }

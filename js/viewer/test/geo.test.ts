@@ -4,6 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { gridFromCoords, gridFromMetadata, nearestIndex, pointOf } from "../src/geo.js";
 import { groupFields, objectName } from "../src/grouping.js";
+import { bruteNearest, fibonacci } from "./points.js";
 
 test("regular_ll with the default area goes once round the globe", () => {
   const g = gridFromMetadata({ mars: { grid: "regular_ll" } }, [181, 360])!;
@@ -77,4 +78,20 @@ test("the field index: names, coordinates, groups by param, level and step", () 
   assert.deepEqual(t.levels[1]!.frames.map((x) => x.msg), [2, 0], "by step");
   assert.equal(t.steps, 3);
   assert.deepEqual(groupFields(fields, "500").map((g) => g.param), ["t"]);
+});
+
+test("scattered points: the nearest point, as a brute-force search finds it", () => {
+  const { lat, lon } = fibonacci(5000);
+  const g = gridFromCoords(lat, lon, [5000])!;
+  assert.equal(g.kind, "points");
+  let seed = 12345;
+  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  for (let q = 0; q < 2000; q++) {
+    const la = -80 + 160 * rand();
+    const lo = -180 + 360 * rand();
+    const best = bruteNearest(lat, lon, la, lo);
+    assert.equal(nearestIndex(g, la, lo)?.i, best, `query ${la}, ${lo}`);
+  }
+  // Per-point arrays of a 2-D field that are not rectilinear are points too.
+  assert.equal(gridFromCoords(lat.subarray(0, 12), lon.subarray(0, 12), [3, 4])?.kind, "points");
 });

@@ -12,6 +12,7 @@ import type { Browser, Page } from "puppeteer-core";
 import { init, encode, decode } from "@tensogram/tensogram";
 import { MetatensorWriter } from "@tensogram/metatensor";
 import { Nginx, nginxMissing, type LogEntry } from "./nginx.js";
+import { bruteNearest, fibonacci } from "./points.js";
 import { checkScreenshot, comparePng, distinctColours, launch, serve, type TestServer } from "./helpers.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -372,6 +373,46 @@ describe("levels packed in one tensor", () => {
     await page.mouse.click(Math.round(box.x + box.w * 0.4), Math.round(box.y + box.h * 0.45));
     await page.waitForFunction(() => document.getElementById("inspector")!.dataset["values"] !== undefined);
     assert.equal(Number(await page.$eval("#inspector", (e) => (e as HTMLElement).dataset["values"])), both[NLAT * NLON + b.k]);
+    await page.close();
+  });
+});
+
+describe("scattered points with latitude/longitude objects", () => {
+  test("drawn on the map; the read-out gives the nearest point's value", async () => {
+    const N = 20000;
+    const { lat, lon } = fibonacci(N);
+    const values = Float32Array.from(lat, (la, k) => 280 + 20 * Math.cos((la * Math.PI) / 90) + 5 * Math.sin((lon[k]! * Math.PI) / 45));
+    const meta = (name: string) => ({ name, mars: { param: name === "tp" ? "tp" : undefined } });
+    const bytes = encode({ base: [{ name: "latitude" }, { name: "longitude" }, { ...meta("tp"), name: undefined, units: "mm" }].map((m) => JSON.parse(JSON.stringify(m))) }, [
+      { descriptor: { shape: [N], dtype: "float64" }, data: lat },
+      { descriptor: { shape: [N], dtype: "float64" }, data: lon },
+      { descriptor: { shape: [N], dtype: "float32" }, data: values },
+    ]);
+    server.files.set("points.tgm", bytes);
+    const page = await newPage("?url=/files/points.tgm");
+    await rendered(page, "0:2");
+    assert.deepEqual(await page.$$eval(".group-head", (es) => es.map((e) => (e as HTMLElement).dataset["param"])), ["tp"], "coordinates are not fields");
+    const box = (await page.$eval("#map", (e) => {
+      const r = e.getBoundingClientRect();
+      const c = e as HTMLCanvasElement;
+      return { x: r.left, y: r.top, w: r.width, h: r.height, cw: c.width, ch: c.height };
+    }))!;
+    for (const [fx, fy] of [[0.3, 0.4], [0.7, 0.6]] as const) {
+      const cx = Math.round(box.x + box.w * fx);
+      const cy = Math.round(box.y + box.h * fy);
+      const px = Math.floor(cx - box.x);
+      const py = Math.floor(cy - box.y);
+      await page.mouse.move(cx, cy);
+      await page.waitForFunction((x, y) => {
+        const d = document.getElementById("readout")!.dataset;
+        return !document.getElementById("readout")!.hidden && d["x"] === String(x) && d["y"] === String(y);
+      }, {}, px, py);
+      const r: Record<string, string | undefined> = await page.$eval("#readout", (e) => ({ ...(e as HTMLElement).dataset }));
+      const [lo, la] = expectedLonLat(box.cw, box.ch, px, py);
+      const k = bruteNearest(lat, lon, la, lo);
+      assert.equal(Number(r["i"]), k, `point at (${px}, ${py})`);
+      assert.equal(Number(r["value"]), values[k]);
+    }
     await page.close();
   });
 });
