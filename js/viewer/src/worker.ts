@@ -126,7 +126,8 @@ function decodeValues(st: TgmState, msg: number, obj: number): { values: Float32
     );
   }
   const p = st.positions[msg]!;
-  const decoded = decodeObject(st.bytes.subarray(p.offset, p.offset + p.length), obj);
+  // Hashes are checked (xxh3 is cheap): a corrupted payload is an error, not a picture.
+  const decoded = decodeObject(st.bytes.subarray(p.offset, p.offset + p.length), obj, { verifyHash: true });
   try {
     const o = decoded.objects[0]!;
     const data = o.dataView();
@@ -198,8 +199,16 @@ async function openMt(input: Input): Promise<FileIndex> {
 async function mtFlat(name: string): Promise<MtFlat> {
   if (state?.kind !== "mt") throw new Error("no metatensor file open");
   const f = state.file;
+  // The declared shape is checked before any byte of the tensor is read.
+  const shape = f instanceof MetatensorFile ? f.dims(name) : f.entry(name).shape;
+  const n = elementCount([...shape]);
+  if (n > ELEMENT_BUDGET) {
+    throw new Error(
+      `tensor "${name}" has shape [${shape.join(", ")}] = ${n.toLocaleString("en")} elements, ` +
+        `more than this viewer draws (${ELEMENT_BUDGET.toLocaleString("en")})`,
+    );
+  }
   const t = f instanceof MetatensorFile ? await f.flat(name) : await f.tensor(name);
-  if (elementCount([...t.shape]) > ELEMENT_BUDGET) throw new Error(`tensor "${name}" is larger than the viewer's budget`);
   return { shape: [...t.shape], values: t.toFloat64() };
 }
 

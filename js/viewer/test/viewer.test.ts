@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Browser, Page } from "puppeteer-core";
-import { init, encode, decode } from "@tensogram/tensogram";
+import { init, encode, decode, scan } from "@tensogram/tensogram";
 import { MetatensorWriter } from "@tensogram/metatensor";
 import { Nginx, nginxMissing, type LogEntry } from "./nginx.js";
 import { bruteNearest, fibonacci } from "./points.js";
@@ -438,6 +438,14 @@ describe("a reference file without a lat/lon grid", { skip: !existsSync(join(FIX
 describe("bad input shows a message", () => {
   const cases: [string, () => Uint8Array, RegExp][] = [
     ["truncated.tgm", () => tgm.subarray(0, 200), /truncated|corrupt|cannot|not a readable/i],
+    ["corrupted.tgm", () => {
+      // 64 bytes in the middle of the first message (its zstd payload) flipped.
+      const c = tgm.slice();
+      const first = scan(tgm)[0]!;
+      const mid = first.offset + Math.floor(first.length / 2);
+      for (let k = 0; k < 64; k++) c[mid + k]! ^= 0x5a;
+      return c;
+    }, /Cannot decode 2t \(message 0, object 0\): .*(hash|zstd|corrupt|decompress)/i],
     ["notes.txt", () => new TextEncoder().encode("hello, this is not a tensor file at all\n".repeat(10)), /neither a Tensogram file/],
     ["huge.tgm", makeHugeShape, /65535, 65535|more than this viewer decodes/],
   ];
@@ -447,6 +455,7 @@ describe("bad input shows a message", () => {
       await upload(page, writeTmp(name, make()));
       const text = await errorText(page);
       assert.match(text, expected);
+      console.log(`# ${name}: ${text}`);
       // The page still answers: another file opens afterwards.
       await upload(page, writeTmp("good.tgm", tgm));
       await rendered(page, "0:0");
