@@ -14,9 +14,6 @@ export interface ViewerSource {
   readonly input: Blob | string;
 }
 
-/** Largest .tgm file read whole (bytes). */
-export const WHOLE_FILE_BUDGET = 2 * 1024 * 1024 * 1024 - 1;
-
 /** A file chosen with the picker or dropped on the page. */
 export class LocalFileSource implements ViewerSource {
   readonly name: string;

@@ -250,8 +250,11 @@ async function mtPage(name: string, start: number, count: number): Promise<MtPag
   return { total: t.count, columns: ["value"], rows };
 }
 
-/** Largest .tgm file read whole (bytes). */
-const WHOLE_FILE_BUDGET = 2 * 1024 * 1024 * 1024 - 1;
+/**
+ * Largest .tgm file read whole (bytes): scan() copies it into the WebAssembly
+ * module's memory (at most 2 GB), which also needs room for decoding.
+ */
+const WHOLE_FILE_BUDGET = 1024 * 1024 * 1024;
 
 /**
  * Opens a Blob or a URL: the first bytes decide the format. A metatensor file
@@ -283,7 +286,7 @@ async function openInput(input: Blob | string, name: string): Promise<FileIndex>
   const kind = sniff(head);
   if (kind === "tgm") {
     if (size > WHOLE_FILE_BUDGET) {
-      throw new Error(`${name} is ${(size / 2 ** 20).toFixed(0)} MiB: larger than this viewer reads in one piece (2 GiB)`);
+      throw new Error(`${name} is ${(size / 2 ** 20).toFixed(0)} MiB: larger than this viewer reads in one piece (1 GiB)`);
     }
     return openTgm(await whole());
   }
