@@ -59,7 +59,7 @@ METATENSOR := $(BUILD_DIR)/tools/metatensor/metatensor
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 FORMAT_DIRS := include src tools tests bench fuzz examples python/src fortran
 
-.PHONY: help deps build demo test test-sanitize test-wasm viewer viewer-build test-viewer soak fuzz fuzz-long bench format format-check install clean
+.PHONY: help deps build demo test test-sanitize test-wasm bench-wasm viewer viewer-build test-viewer soak fuzz fuzz-long bench format format-check install clean
 
 help:
 	@echo "make demo           install deps, build Release into $(BUILD_DIR)/, run the demo into $(OUT_DIR)/"
@@ -74,6 +74,7 @@ help:
 	@echo "make fuzz           libFuzzer targets (clang) for FUZZ_SECONDS=$(FUZZ_SECONDS) s each"
 	@echo "make fuzz-long      every libFuzzer target for FUZZ_RUNS=$(FUZZ_RUNS) executions (hours; not in CI)"
 	@echo "make bench          Release benchmarks in $(BENCH_DIR)/"
+	@echo "make bench-wasm     WebAssembly vs native decode (bench/wasm_bench.mjs; run before make bench to join its goals)"
 	@echo "make format         clang-format -i the C++ sources; format-check only checks"
 	@echo "make install        install $(BUILD_DIR)/ into PREFIX=$(PREFIX) (DESTDIR honoured)"
 	@echo "make clean          remove every build directory and $(OUT_DIR)/"
@@ -213,6 +214,19 @@ test-sanitize: deps
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  $(CTEST) --output-on-failure -j $(JOBS) --label-exclude 'downstream|js'
 
+# WebAssembly vs native decode on the same messages (bench/wasm_bench.mjs,
+# docs/benchmarks.md): the module as `make test-wasm` builds it, the native
+# side through the Python module of $(BENCH_DIR). Its goals join the codec
+# matrix's goals block when `make bench` runs after it.
+bench-wasm: deps
+	$(MAKE) deps DEPS=emscripten
+	cd js/tensogram && npm ci --no-audit --no-fund && npm run build:wasm && npm run build
+	$(CMAKE) -S . -B $(BENCH_DIR) -DCMAKE_BUILD_TYPE=Release -DTENSOGRAM_BUILD_BENCH=ON \
+	  -DTENSOGRAM_BUILD_TESTS=OFF -DTENSOGRAM_BUILD_EXAMPLES=OFF -DTENSOGRAM_BUILD_TOOLS=OFF $(CMAKE_ARGS)
+	$(CMAKE) --build $(BENCH_DIR) -j $(JOBS) --target tensogram_python
+	PYTHONPATH=$(BENCH_DIR)/python PYTHON=$(BENCH_PYTHON) node bench/wasm_bench.mjs \
+	  --json-file $(BENCH_DIR)/wasm_bench.json
+
 fuzz: deps
 	CC=clang CXX=clang++ $(CMAKE) -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DTENSOGRAM_BUILD_FUZZ=ON -DTENSOGRAM_BUILD_TESTS=OFF -DTENSOGRAM_BUILD_TOOLS=OFF -DTENSOGRAM_BUILD_PYTHON=OFF \
@@ -242,7 +256,8 @@ bench: deps
 	  --json-file $(BENCH_DIR)/metatensor_python_bench.json
 	@# Last: the codec matrix, whose goals block merges every other benchmark's goals.
 	$(BENCH_DIR)/bench/tensogram_codec_matrix --json-file $(BENCH_DIR)/codec_matrix.json \
-	  --goals-from $(BENCH_DIR)/metatensor_bench.json --goals-from $(BENCH_DIR)/metatensor_python_bench.json
+	  --goals-from $(BENCH_DIR)/metatensor_bench.json --goals-from $(BENCH_DIR)/metatensor_python_bench.json \
+	  $(if $(wildcard $(BENCH_DIR)/wasm_bench.json),--goals-from $(BENCH_DIR)/wasm_bench.json)
 
 # Only C and C++ files of the listed folders: build trees and fixtures stay untouched.
 format_files = $(shell find $(wildcard $(FORMAT_DIRS)) -type f \

@@ -208,6 +208,45 @@ const char* tgm_object_hash_value(const tgm_message_t* msg, size_t index);
 const char* tgm_object_descriptor_json(const tgm_message_t* msg, size_t index);
 void tgm_message_free(tgm_message_t* msg);
 
+/* ---- extensions: random access for callers that do their own I/O ----------
+ * (the WebAssembly package's lazy remote files, docs/wasm.md). Offsets are
+ * from the start of one message. */
+/* total_length (0 for a non-back-filled streaming message) and flags of the
+ * preamble at the start of buf (at least 24 bytes). */
+tgm_error tgm_read_preamble(const uint8_t* buf, size_t buf_len, uint64_t* out_total_length,
+                            uint16_t* out_flags);
+/* The layout of a message of message_length bytes from the regions fetched so
+ * far (flags: the preamble's flags, or -1 when unknown). Either *out_json is
+ * {"metadata", "first_metadata", "whole", "objects": [[offset, length]...]}
+ * and *out_need_length is 0, or *out_json is empty and [*out_need_offset,
+ * +*out_need_length) is the range to fetch before calling again. */
+tgm_error tgm_layout_from_regions(uint64_t message_length, int32_t flags, const uint64_t* region_offsets,
+                                  const uint8_t* const* regions, const size_t* region_lengths,
+                                  size_t num_regions, tgm_bytes_t* out_json, uint64_t* out_need_offset,
+                                  uint64_t* out_need_length);
+/* One data-object frame decoded on its own (native byte order): a message
+ * handle with that object at index 0 and empty metadata. object_index only
+ * labels errors. */
+tgm_error tgm_decode_data_frame(const uint8_t* frame, size_t frame_len, size_t object_index,
+                                int32_t verify_hash, int32_t restore_non_finite, tgm_message_t** out);
+/* Element ranges of one data-object frame, as tgm_decode_range. */
+tgm_error tgm_decode_data_frame_range(const uint8_t* frame, size_t frame_len, size_t object_index,
+                                      const uint64_t* ranges_offsets, const uint64_t* ranges_counts,
+                                      size_t num_ranges, int32_t join, tgm_bytes_t* out, size_t* out_count);
+/* The descriptor of a data-object frame of frame_length bytes from the
+ * regions fetched so far (offsets from the frame start), as
+ * tgm_data_frame_descriptor_json gives it, or the range to fetch next (as
+ * tgm_layout_from_regions): a frame up to 64 KiB whole; a larger one its last
+ * 8 KiB, its 16-byte header and, when longer, its descriptor CBOR. */
+tgm_error tgm_data_frame_descriptor_from_regions(uint64_t frame_length, const uint64_t* region_offsets,
+                                                 const uint8_t* const* regions, const size_t* region_lengths,
+                                                 size_t num_regions, size_t object_index,
+                                                 tgm_bytes_t* out_json, uint64_t* out_need_offset,
+                                                 uint64_t* out_need_length);
+/* The descriptor of one data-object frame as JSON (tgm_object_descriptor_json's form). */
+tgm_error tgm_data_frame_descriptor_json(const uint8_t* frame, size_t frame_len, size_t object_index,
+                                         tgm_bytes_t* out);
+
 /* ---- metadata: legacy coercing getters -------------------------------------
  * Keys are dot paths; the _at variants look only in base[obj_index]. */
 
@@ -307,6 +346,17 @@ size_t tgm_streaming_encoder_count(const tgm_streaming_encoder_t* enc);
 /* Completes the message; the handle must still be freed. */
 tgm_error tgm_streaming_encoder_finish(tgm_streaming_encoder_t* enc);
 void tgm_streaming_encoder_free(tgm_streaming_encoder_t* enc);
+/* Extension (the WebAssembly package's StreamingEncoder): a streaming encoder
+ * writing to memory. seekable != 0: total_length is back-filled and
+ * tgm_streaming_encoder_take hands out the whole message once, after finish;
+ * seekable == 0: total_length stays 0 and each take hands out the bytes
+ * produced since the previous one (every frame as soon as it is written). */
+tgm_error tgm_streaming_encoder_create_in_memory(const char* metadata_json, const char* hash_algo,
+                                                 const TgmEncodeMaskOptions* mask_options, int32_t seekable,
+                                                 tgm_streaming_encoder_t** out);
+tgm_error tgm_streaming_encoder_take(tgm_streaming_encoder_t* enc, tgm_bytes_t* out);
+/* Bytes of the message produced so far (0 for an invalid handle). */
+uint64_t tgm_streaming_encoder_bytes_written(const tgm_streaming_encoder_t* enc);
 
 /* ---- validation, diagnostics, hashing, simple packing --------------------- */
 
@@ -316,6 +366,10 @@ tgm_error tgm_validate(const uint8_t* buf, size_t buf_len, const char* level, in
                        tgm_bytes_t* out);
 tgm_error tgm_validate_file(const char* path, const char* level, int32_t check_canonical, tgm_bytes_t* out);
 tgm_error tgm_doctor_to_json(tgm_bytes_t* out);
+/* Extension: the JSON file report (`file_issues`, `messages`) of a buffer of
+ * concatenated messages, as tgm_validate_file gives for a file. */
+tgm_error tgm_validate_buffer(const uint8_t* buf, size_t buf_len, const char* level, int32_t check_canonical,
+                              tgm_bytes_t* out);
 /* 16 hex digits of xxh3-64; algo NULL, "xxh3" or "none". */
 tgm_error tgm_compute_hash(const uint8_t* data, size_t data_len, const char* algo, tgm_bytes_t* out);
 tgm_error tgm_simple_packing_compute_params(const double* values, size_t num_values, uint32_t bits_per_value,

@@ -1,16 +1,78 @@
 // C ABI: the streaming encoder, one message written object by object to a
-// local file (spec 04 §C.4, spec 07 C2.4 "Streaming encoder").
+// local file (spec 04 §C.4, spec 07 C2.4 "Streaming encoder"), or to memory
+// that the caller drains (an extension for the WebAssembly package's
+// StreamingEncoder, docs/wasm.md).
+#include <memory>
 #include <optional>
+#include <sstream>
+#include <streambuf>
 #include <string>
+#include <utility>
 
 #include "capi.hpp"
 #include "encode_args.hpp"
 #include "tensogram/message/streaming_encoder.hpp"
 
+namespace tensogram::capi {
+
+/// Output kept in memory until the caller takes it. Seekable (a string
+/// stream): the encoder back-fills total_length, and the message is handed
+/// out whole after finish. Not seekable (a streambuf without seekoff): the
+/// encoder leaves total_length 0, and each take hands out what was produced
+/// since the last one, frame by frame (spec 01 §18).
+class memory_output {
+ public:
+  explicit memory_output(bool seekable)
+      : seekable_(seekable), os_(seekable ? static_cast<std::streambuf*>(&text_) : &appender_) {
+    os_.exceptions(std::ios::badbit);
+  }
+  memory_output(const memory_output&) = delete;
+  memory_output& operator=(const memory_output&) = delete;
+  ~memory_output() = default;
+
+  std::ostream& stream() noexcept { return os_; }
+  /// The bytes ready for the caller (and forgets them).
+  std::string take(bool finished) {
+    if (seekable_) {
+      if (!finished || taken_) return {};
+      taken_ = true;
+      std::string whole = text_.str();
+      text_.str({});
+      return whole;
+    }
+    return std::exchange(appender_.bytes, {});
+  }
+
+ private:
+  struct appending_buffer final : std::streambuf {
+    std::string bytes;
+    int_type overflow(int_type c) override {
+      if (!traits_type::eq_int_type(c, traits_type::eof())) bytes.push_back(traits_type::to_char_type(c));
+      return traits_type::not_eof(c);
+    }
+    std::streamsize xsputn(const char* s, std::streamsize n) override {
+      bytes.append(s, static_cast<std::size_t>(n));
+      return n;
+    }
+  };
+  bool seekable_;
+  bool taken_ = false;
+  std::stringbuf text_{std::ios::in | std::ios::out | std::ios::binary};
+  appending_buffer appender_;
+  std::ostream os_;
+};
+
+}  // namespace tensogram::capi
+
 struct tgm_streaming_encoder_t : tensogram::capi::handle_tag<0x7467'6d73'656e'6364> {  // "tgmsencd"
   tgm_streaming_encoder_t(const std::string& path, const std::string& metadata_json,
                           const tensogram::encode_options& o)
       : enc(path, metadata_json, o) {}
+  tgm_streaming_encoder_t(std::unique_ptr<tensogram::capi::memory_output> out,
+                          const std::string& metadata_json, const tensogram::encode_options& o)
+      : memory(std::move(out)), enc(memory->stream(), metadata_json, o) {}
+  // Declared before `enc`, which writes to it.
+  std::unique_ptr<tensogram::capi::memory_output> memory;
   tensogram::streaming_encoder enc;
   bool finished = false;
 };
@@ -97,6 +159,35 @@ tgm_error tgm_streaming_encoder_finish(tgm_streaming_encoder_t* enc) {
     (void)e.enc.finish();  // a second finish throws invalid_arg_error "... already finished"
     e.finished = true;
   });
+}
+
+tgm_error tgm_streaming_encoder_create_in_memory(const char* metadata_json, const char* hash_algo,
+                                                 const TgmEncodeMaskOptions* mask_options, int32_t seekable,
+                                                 tgm_streaming_encoder_t** out) {
+  constexpr const char* fn = "tgm_streaming_encoder_create_in_memory";
+  return capi::guarded([&] {
+    capi::required(fn, "out", out);
+    const std::string json = capi::text_arg(fn, "metadata_json", metadata_json);
+    const tensogram::encode_options opts = capi::encode_opts(fn, hash_algo, 0, mask_options);
+    auto memory = std::make_unique<capi::memory_output>(seekable != 0);
+    *out = new tgm_streaming_encoder_t(std::move(memory), json, opts);
+  });
+}
+
+tgm_error tgm_streaming_encoder_take(tgm_streaming_encoder_t* enc, tgm_bytes_t* out) {
+  constexpr const char* fn = "tgm_streaming_encoder_take";
+  return capi::guarded([&] {
+    capi::required(fn, "out", out);
+    tgm_streaming_encoder_t& e = capi::live(fn, encoder_type, enc);
+    if (!e.memory) capi::throw_invalid(fn, "the encoder writes to a file, not to memory");
+    *out = capi::make_bytes(e.memory->take(e.finished));
+  });
+}
+
+uint64_t tgm_streaming_encoder_bytes_written(const tgm_streaming_encoder_t* enc) {
+  const tgm_streaming_encoder_t* e =
+      capi::live_or_null("tgm_streaming_encoder_bytes_written", encoder_type, enc);
+  return e != nullptr ? e->enc.bytes_written() : 0;
 }
 
 void tgm_streaming_encoder_free(tgm_streaming_encoder_t* enc) {

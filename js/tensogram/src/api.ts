@@ -4,7 +4,7 @@
 
 import { check, fn, i32At, stringAt, takeBytes, u32At, withScope, f64At, Scope } from "./abi.js";
 import { bytesOf, isDtype, typedArrayFor, type Dtype, type TypedArray } from "./dtype.js";
-import { InvalidArgumentError } from "./errors.js";
+import { InvalidArgumentError, IoError } from "./errors.js";
 import { wasm, type WasmModule } from "./init.js";
 import { fromJson, toJson, type CborValue } from "./json.js";
 import type {
@@ -19,12 +19,12 @@ export const WIRE_VERSION = 3;
 // ---------------------------------------------------------------------------
 // Arguments.
 
-function asBytes(buf: unknown, what = "buf"): Uint8Array {
+export function asBytes(buf: unknown, what = "buf"): Uint8Array {
   if (!(buf instanceof Uint8Array)) throw new InvalidArgumentError(`${what} must be a Uint8Array`);
   return buf;
 }
 
-function dataBytes(data: EncodeInput["data"], i: number): Uint8Array {
+export function dataBytes(data: EncodeInput["data"], i: number): Uint8Array {
   if (ArrayBuffer.isView(data)) return bytesOf(data);
   if (typeof data === "object" && data !== null) {
     if ("bits" in data && data.bits instanceof Uint16Array) return bytesOf(data.bits);
@@ -34,7 +34,7 @@ function dataBytes(data: EncodeInput["data"], i: number): Uint8Array {
 }
 
 /** The descriptor with the defaults of EncodeDescriptor filled in. */
-function fullDescriptor(d: EncodeDescriptor, i: number): Record<string, unknown> {
+export function fullDescriptor(d: EncodeDescriptor, i: number): Record<string, unknown> {
   if (typeof d !== "object" || d === null) throw new InvalidArgumentError(`objects[${i}].descriptor is missing`);
   if (!Array.isArray(d.shape)) throw new InvalidArgumentError(`objects[${i}].descriptor.shape must be an array`);
   if (!isDtype(d.dtype)) throw new InvalidArgumentError(`objects[${i}].descriptor.dtype ${JSON.stringify(d.dtype)} is not a dtype`);
@@ -172,11 +172,11 @@ class Message implements DecodedMessage {
   private handle: number;
   private readonly m: WasmModule;
 
-  constructor(m: WasmModule, handle: number) {
+  constructor(m: WasmModule, handle: number, metadata?: GlobalMetadata) {
     this.m = m;
     this.handle = handle;
     try {
-      this.metadata = messageMetadata(m, handle);
+      this.metadata = metadata ?? messageMetadata(m, handle);
       const count = fn(m, "message_num_decoded")(handle) >>> 0;
       const objects: DecodedObject[] = [];
       for (let i = 0; i < count; i++) objects.push(this.object(i));
@@ -222,6 +222,11 @@ class Message implements DecodedMessage {
   }
 }
 
+/** A DecodedMessage over a tgm_message_t handle (owned from now on); `metadata` replaces the handle's. */
+export function wrapMessage(m: WasmModule, handle: number, metadata?: GlobalMetadata): DecodedMessage {
+  return new Message(m, handle, metadata);
+}
+
 function metadataFromHandle(m: WasmModule, meta: number): GlobalMetadata {
   try {
     const text = stringAt(m, fn(m, "metadata_to_json")(meta) >>> 0);
@@ -262,7 +267,7 @@ export function decode(buf: Uint8Array, opts: DecodeOptions = {}): DecodedMessag
   });
 }
 
-function checkIndex(index: unknown, what: string, max = Number.MAX_SAFE_INTEGER): number {
+export function checkIndex(index: unknown, what: string, max = Number.MAX_SAFE_INTEGER): number {
   if (typeof index !== "number" || !Number.isInteger(index) || index < 0 || index > max) {
     throw new InvalidArgumentError(`${what} must be a non-negative integer, got ${String(index)}`);
   }
@@ -296,7 +301,7 @@ export interface DecodeRangeResult {
   parts: TypedArray[];
 }
 
-function toU64(x: number | bigint, what: string): bigint {
+export function toU64(x: number | bigint, what: string): bigint {
   if (typeof x === "bigint") {
     if (x < 0n || x >= 1n << 64n) throw new InvalidArgumentError(`${what} out of range: ${x}`);
     return x;
@@ -377,15 +382,69 @@ export type ValidationReport = Record<string, CborValue>;
 /** Validates one message; never throws for bad content (spec 07 G.3 `validate`). */
 export function validate(buf: Uint8Array, opts: ValidateOptions = {}): ValidationReport {
   asBytes(buf);
-  const mode = opts.mode ?? "default";
-  if (!["quick", "default", "checksum", "full"].includes(mode)) {
-    throw new InvalidArgumentError(`unknown validation mode ${JSON.stringify(mode)}`);
-  }
+  const mode = checkMode(opts);
   return withScope((s) => {
     const out = s.zeros(8);
     check(s.m, fn(s.m, "validate")(s.bytes(buf), buf.byteLength, s.string(mode), opts.canonical ? 1 : 0, out));
     return fromJson(new TextDecoder().decode(takeBytes(s.m, out))) as ValidationReport;
   });
+}
+
+/** A gap outside every message: `"N unrecognized bytes at offset X"`, trailing bytes, no message at all. */
+export interface FileIssue {
+  byte_offset: number;
+  length: number;
+  description: string;
+}
+
+/** The report on a buffer or file of concatenated messages. */
+export interface FileValidationReport {
+  file_issues: FileIssue[];
+  messages: ValidationReport[];
+}
+
+function checkMode(opts: ValidateOptions): string {
+  const mode = opts.mode ?? "default";
+  if (!["quick", "default", "checksum", "full"].includes(mode)) {
+    throw new InvalidArgumentError(`unknown validation mode ${JSON.stringify(mode)}`);
+  }
+  return mode;
+}
+
+/**
+ * Scans `buf` and validates every message; bytes outside messages become
+ * `file_issues` (the C++ validate_buffer, as `tensogram validate` runs it on a file).
+ */
+export function validateBuffer(buf: Uint8Array, opts: ValidateOptions = {}): FileValidationReport {
+  asBytes(buf);
+  const mode = checkMode(opts);
+  return withScope((s) => {
+    const out = s.zeros(8);
+    check(s.m, fn(s.m, "validate_buffer")(s.bytes(buf), buf.byteLength, s.string(mode), opts.canonical ? 1 : 0, out));
+    return fromJson(new TextDecoder().decode(takeBytes(s.m, out))) as unknown as FileValidationReport;
+  });
+}
+
+/** `validateBuffer` of a whole file; Node only (elsewhere an `IoError`). */
+export async function validateFile(path: string | URL, opts: ValidateOptions = {}): Promise<FileValidationReport> {
+  checkMode(opts);
+  const bytes = await readNodeFile(path);
+  return validateBuffer(bytes, opts);
+}
+
+/** The whole file at `path` (Node's fs), else an IoError. */
+export async function readNodeFile(path: string | URL, signal?: AbortSignal): Promise<Uint8Array> {
+  if (typeof path !== "string" && !(path instanceof URL)) throw new InvalidArgumentError("path must be a string or URL");
+  const isNode = typeof process !== "undefined" && typeof process.versions?.node === "string";
+  if (!isNode) throw new IoError("reading files needs Node.js (use TensogramFile.fromUrl or fromBytes in a browser)");
+  const fs = await import("node:fs/promises");
+  try {
+    const b = await fs.readFile(path, signal ? { signal } : {});
+    return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+  } catch (e) {
+    if ((e as { name?: string }).name === "AbortError") throw e;
+    throw new IoError(`cannot read ${String(path)}: ${(e as Error).message}`);
+  }
 }
 
 /** The environment report of this build: codecs built in, self-test (spec 07 G.3 `doctor`). */

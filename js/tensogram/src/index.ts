@@ -4,9 +4,14 @@
 export { init, type InitOptions } from "./init.js";
 export {
   WIRE_VERSION, encode, encodePreEncoded, decode, decodeObject, decodeMetadata, decodeRange, scan, computeHash,
-  validate, doctor, simplePackingComputeParams,
-  type DecodedMessage, type DecodedObject, type DecodeRangeResult, type ValidationReport,
+  validate, validateBuffer, validateFile, doctor, simplePackingComputeParams,
+  type DecodedMessage, type DecodedObject, type DecodeRangeResult, type ValidationReport, type FileIssue,
+  type FileValidationReport,
 } from "./api.js";
+export {
+  getMetaKey, hasMetaKey, getMetaKeyAt, hasMetaKeyAt, getMetaString, getMetaInt, getMetaFloat, getMetaBool,
+  getMetaStringAt, getMetaIntAt, getMetaFloatAt, getMetaBoolAt, computeCommon, cborValuesEqual,
+} from "./metadata.js";
 export * from "./errors.js";
 export {
   DTYPE_BYTE_WIDTH, SUPPORTED_DTYPES, isDtype, shapeElementCount, payloadByteSize, typedArrayFor,
@@ -16,3 +21,8 @@ export {
 } from "./dtype.js";
 export type { CborValue } from "./json.js";
 export type * from "./types.js";
+export { TensogramFile, type OpenFileOptions, type FromUrlOptions, type AppendOptions } from "./file.js";
+export {
+  StreamingEncoder, decodeStream, type StreamingEncoderOptions, type DecodeStreamOptions, type DecodedFrame,
+  type StreamDecodeError,
+} from "./streaming.js";
