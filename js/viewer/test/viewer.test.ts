@@ -4,7 +4,9 @@
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -563,6 +565,42 @@ describe("range requests against nginx", { skip: nginxMissing() }, () => {
     const log = await logFor("fields.tgm", 2);
     assert.deepEqual(log.map((e) => [e.range, e.status]), [["bytes=0-65535", 206], [`bytes=0-${tgm.length - 1}`, 206]]);
     await page.close();
+  });
+});
+
+describe("make viewer FILE=…: the preview server serves one local file", () => {
+  test("?url=/local/<name> opens it, with Range requests", async () => {
+    const path = writeTmp("local file.tgm", tgm);
+    const port = await new Promise<number>((ok) => {
+      const s = createNetServer();
+      s.listen(0, "127.0.0.1", () => {
+        const p = (s.address() as { port: number }).port;
+        s.close(() => ok(p));
+      });
+    });
+    const child = spawn(process.execPath, [join(ROOT, "node_modules/vite/bin/vite.js"), "preview", "--port", String(port), "--strictPort"], {
+      cwd: ROOT,
+      env: { ...process.env, VIEWER_FILE: path },
+      stdio: "ignore",
+    });
+    try {
+      const base = `http://127.0.0.1:${port}/`;
+      for (let i = 0; i < 300; i++) {
+        if (await fetch(base).then((r) => r.ok, () => false)) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const url = `/local/${encodeURIComponent("local file.tgm")}`;
+      const part = await fetch(base + url.slice(1), { headers: { Range: "bytes=8-15" } });
+      assert.equal(part.status, 206);
+      assert.deepEqual(new Uint8Array(await part.arrayBuffer()), tgm.subarray(8, 16));
+      const page = await browser.newPage();
+      await page.goto(`${base}?url=${encodeURIComponent(url)}`);
+      await rendered(page, "0:0");
+      assert.equal(await page.$eval("#file-title", (e) => e.textContent), "local file.tgm");
+      await page.close();
+    } finally {
+      child.kill("SIGTERM");
+    }
   });
 });
 
