@@ -59,13 +59,15 @@ METATENSOR := $(BUILD_DIR)/tools/metatensor/metatensor
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 FORMAT_DIRS := include src tools tests bench fuzz examples python/src fortran
 
-.PHONY: help deps build demo test test-sanitize test-wasm bench-wasm soak fuzz fuzz-long bench format format-check install clean
+.PHONY: help deps build demo test test-sanitize test-wasm bench-wasm viewer viewer-build test-viewer soak fuzz fuzz-long bench format format-check install clean
 
 help:
 	@echo "make demo           install deps, build Release into $(BUILD_DIR)/, run the demo into $(OUT_DIR)/"
 	@echo "make test           install deps, build $(TEST_DIR)/ (RelWithDebInfo at -O3), run ctest"
 	@echo "make test-sanitize  the same under ASan+UBSan in $(ASAN_DIR)/ (Debug)"
 	@echo "make test-wasm      the WebAssembly package js/tensogram (Emscripten build of the core, node --test; not in CI)"
+	@echo "make viewer         build and serve the web viewer js/viewer on http://127.0.0.1:$(VIEWER_PORT)/ (FILE=x.tgm opens a file)"
+	@echo "make test-viewer    the viewer's tests in headless Chromium (Debian's chromium, puppeteer-core; not in CI)"
 	@echo "make soak           the crash-safety tests with SOAK_KILLS=$(SOAK_KILLS) SIGKILLs per writer, in $(TEST_DIR)/"
 	@echo "make deps           install the Debian packages: $(DEPS)"
 	@echo "make build          Release build into $(BUILD_DIR)/"
@@ -124,6 +126,7 @@ demo: build
 	@PYTHONPATH=$(BUILD_DIR)/python "$$(sed -n 's/^Python_EXECUTABLE:[A-Z]*=//p' $(BUILD_DIR)/CMakeCache.txt)" \
 	  examples/python_demo.py $(OUT_DIR)/demo.tgm
 	@grep 'max abs error' $(OUT_DIR)/demo.log
+	@echo; echo "==> open it in the web viewer: make viewer FILE=$(OUT_DIR)/demo.tgm   (or FILE=$(OUT_DIR)/demo.mt)"
 
 # RelWithDebInfo, but at Release's -O3: GCC 12 emits some warnings
 # (-Wrestrict, -Wmaybe-uninitialized, ...) only at -O3, and with -Werror they
@@ -163,6 +166,39 @@ test-wasm: deps
 	  -DTENSOGRAM_WASM_TESTS=ON $(CMAKE_ARGS)
 	$(CMAKE) --build $(TEST_DIR) -j $(JOBS) --target tensogram_cli
 	cd $(TEST_DIR) && $(CTEST) --output-on-failure -V -R '^tensogram_js_tests$$'
+
+# The web viewer (js/viewer, docs/viewer.md): a static site built by Vite
+# over the two TypeScript packages. `npm ci` runs only when a lockfile is
+# newer than the installed tree. The WebAssembly module is built (as in
+# test-wasm, js/tensogram's build:wasm) only when dist/wasm lacks it.
+VIEWER_PORT ?= 5173
+FILE ?=
+JS_TGM := js/tensogram
+JS_MT := js/metatensor
+JS_VIEWER := js/viewer
+
+%/node_modules/.package-lock.json: %/package-lock.json
+	cd $* && npm ci --no-audit --no-fund
+
+viewer-build: $(JS_TGM)/node_modules/.package-lock.json $(JS_MT)/node_modules/.package-lock.json
+	cd $(JS_TGM) && npm run build
+	@if [ ! -f $(JS_TGM)/dist/wasm/tensogram_wasm.wasm ]; then \
+	  $(MAKE) deps DEPS=emscripten && cd $(JS_TGM) && npm run build:wasm; fi
+	cd $(JS_MT) && npm run build
+	$(MAKE) $(JS_VIEWER)/node_modules/.package-lock.json
+	cd $(JS_VIEWER) && npm run build
+
+# FILE=path is served by the preview server at /local/<name> and opened
+# with ?url= (the page never reads the disk itself).
+viewer: viewer-build
+	@if [ -n "$(FILE)" ]; then test -f "$(FILE)" || { echo "error: $(FILE) not found" >&2; exit 1; }; \
+	  echo "==> open http://127.0.0.1:$(VIEWER_PORT)/?url=/local/$$(basename "$(FILE)")"; \
+	else echo "==> open http://127.0.0.1:$(VIEWER_PORT)/"; fi
+	cd $(JS_VIEWER) && VIEWER_FILE="$(if $(FILE),$(abspath $(FILE)))" npx vite preview --port $(VIEWER_PORT) --strictPort
+
+test-viewer: viewer-build
+	$(MAKE) deps DEPS=chromium
+	cd $(JS_VIEWER) && npm run build:test && npm test
 
 # The whole suite but the downstream (install/packaging) tests and the
 # TypeScript packages' tests, which `make test` runs: the first rebuild

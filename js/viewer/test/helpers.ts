@@ -1,0 +1,146 @@
+// Test helpers: a static server on loopback for the built site (dist/) and
+// for test files, counting requests; headless Chromium through
+// puppeteer-core; a PNG comparison with a pixel tolerance.
+
+import { createServer, type Server } from "node:http";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { extname, join, normalize } from "node:path";
+import { PNG } from "pngjs";
+import puppeteer, { type Browser } from "puppeteer-core";
+
+const TYPES: Record<string, string> = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript",
+  ".css": "text/css",
+  ".wasm": "application/wasm",
+  ".json": "application/json",
+  ".png": "image/png",
+};
+
+export interface TestServer {
+  url: string;
+  /** Files served at /files/<name>. */
+  files: Map<string, Uint8Array>;
+  /** Requests per path. */
+  requests: Map<string, number>;
+  /** Every request for /files/: "path range". */
+  ranges: string[];
+  /** Files served without range support (always 200 with the whole body). */
+  noRanges: Set<string>;
+  close(): Promise<void>;
+}
+
+export async function serve(root: string): Promise<TestServer> {
+  const files = new Map<string, Uint8Array>();
+  const requests = new Map<string, number>();
+  const ranges: string[] = [];
+  const noRanges = new Set<string>();
+  const server: Server = createServer((req, res) => {
+    const path = decodeURIComponent(new URL(req.url ?? "/", "http://x").pathname);
+    requests.set(path, (requests.get(path) ?? 0) + 1);
+    if (path.startsWith("/files/")) {
+      const body = files.get(path.slice("/files/".length));
+      if (body === undefined) {
+        res.writeHead(404, { "Content-Type": "text/plain" }).end("not found");
+        return;
+      }
+      // Single ranges "bytes=a-b" (what the readers send); the log records each.
+      const range = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? "");
+      ranges.push(`${path} ${req.headers.range ?? "whole"}`);
+      if (range !== null && !noRanges.has(path.slice("/files/".length))) {
+        const start = Number(range[1]);
+        if (start >= body.byteLength) {
+          res.writeHead(416, { "Content-Range": `bytes */${body.byteLength}` }).end();
+          return;
+        }
+        const end = Math.min(Number(range[2]), body.byteLength - 1);
+        res.writeHead(206, {
+          "Content-Type": "application/octet-stream",
+          "Content-Range": `bytes ${start}-${end}/${body.byteLength}`,
+          "Content-Length": end - start + 1,
+        }).end(body.subarray(start, end + 1));
+        return;
+      }
+      res.writeHead(200, { "Content-Type": "application/octet-stream", "Content-Length": body.byteLength }).end(body);
+      return;
+    }
+    const rel = normalize(path === "/" ? "/index.html" : path).replace(/^(\.\.[/\\])+/, "");
+    const file = join(root, rel);
+    if (!file.startsWith(root) || !existsSync(file)) {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { "Content-Type": TYPES[extname(file)] ?? "application/octet-stream" }).end(readFileSync(file));
+  });
+  await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
+  const addr = server.address();
+  const port = typeof addr === "object" && addr !== null ? addr.port : 0;
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    files,
+    requests,
+    ranges,
+    noRanges,
+    close: () => new Promise<void>((ok) => server.close(() => ok())),
+  };
+}
+
+export const CHROMIUM = process.env["CHROMIUM"] ?? "/usr/bin/chromium";
+
+export function launch(): Promise<Browser> {
+  return puppeteer.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--font-render-hinting=none", "--force-color-profile=srgb"],
+    defaultViewport: { width: 1100, height: 720, deviceScaleFactor: 1 },
+  });
+}
+
+export interface Diff {
+  differing: number;
+  total: number;
+}
+
+/** Pixels whose channels differ by more than `tolerance` (0…255). */
+export function comparePng(a: Uint8Array, b: Uint8Array, tolerance = 24): Diff {
+  const pa = PNG.sync.read(Buffer.from(a));
+  const pb = PNG.sync.read(Buffer.from(b));
+  if (pa.width !== pb.width || pa.height !== pb.height) return { differing: Infinity, total: pa.width * pa.height };
+  let differing = 0;
+  for (let k = 0; k < pa.data.length; k += 4) {
+    for (let c = 0; c < 3; c++) {
+      if (Math.abs(pa.data[k + c]! - pb.data[k + c]!) > tolerance) {
+        differing++;
+        break;
+      }
+    }
+  }
+  return { differing, total: pa.width * pa.height };
+}
+
+/**
+ * Compares a screenshot with the reference PNG in test/reference/; with
+ * UPDATE_SCREENSHOTS=1 the reference is (re)written instead.
+ */
+export function checkScreenshot(refDir: string, name: string, png: Uint8Array, maxFraction = 0.005): Diff & { updated: boolean } {
+  const path = join(refDir, name);
+  if (process.env["UPDATE_SCREENSHOTS"] === "1" || !existsSync(path)) {
+    if (process.env["UPDATE_SCREENSHOTS"] !== "1") throw new Error(`${path} missing: run with UPDATE_SCREENSHOTS=1 to create it`);
+    writeFileSync(path, png);
+    return { differing: 0, total: 0, updated: true };
+  }
+  const d = comparePng(readFileSync(path), png);
+  if (!(d.differing <= maxFraction * d.total)) {
+    writeFileSync(path.replace(/\.png$/, ".actual.png"), png);
+    throw new Error(`${name}: ${d.differing} of ${d.total} pixels differ (allowed ${Math.floor(maxFraction * d.total)}); actual image written next to the reference`);
+  }
+  return { ...d, updated: false };
+}
+
+/** The distinct RGB colours of a PNG. */
+export function distinctColours(png: Uint8Array): number {
+  const p = PNG.sync.read(Buffer.from(png));
+  const seen = new Set<number>();
+  for (let k = 0; k < p.data.length; k += 4) seen.add((p.data[k]! << 16) | (p.data[k + 1]! << 8) | p.data[k + 2]!);
+  return seen.size;
+}
