@@ -169,8 +169,9 @@ test-wasm: deps
 
 # The web viewer (js/viewer, docs/viewer.md): a static site built by Vite
 # over the two TypeScript packages. `npm ci` runs only when a lockfile is
-# newer than the installed tree. The WebAssembly module is built (as in
-# test-wasm, js/tensogram's build:wasm) only when dist/wasm lacks it.
+# newer than the installed tree. The WebAssembly module is brought up to date
+# as in test-wasm (js/tensogram's build:wasm: incremental, ccache; the first
+# build on a machine takes ~30 min).
 VIEWER_PORT ?= 5173
 FILE ?=
 JS_TGM := js/tensogram
@@ -182,8 +183,8 @@ JS_VIEWER := js/viewer
 
 viewer-build: $(JS_TGM)/node_modules/.package-lock.json $(JS_MT)/node_modules/.package-lock.json
 	cd $(JS_TGM) && npm run build
-	@if [ ! -f $(JS_TGM)/dist/wasm/tensogram_wasm.wasm ]; then \
-	  $(MAKE) deps DEPS=emscripten && cd $(JS_TGM) && npm run build:wasm; fi
+	$(MAKE) deps DEPS=emscripten
+	cd $(JS_TGM) && npm run build:wasm
 	cd $(JS_MT) && npm run build
 	$(MAKE) $(JS_VIEWER)/node_modules/.package-lock.json
 	cd $(JS_VIEWER) && npm run build
