@@ -17,8 +17,10 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "tensogram.h"
+#include "tensogram/core/buffer.hpp"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define TENSOGRAM_CAPI_ASAN 1
@@ -176,6 +178,9 @@ void free_handle(const char* fn, const char* type_name, H* h) noexcept {
 /// Releases a buffer from `make_bytes`; false (nothing done) when `buf` was
 /// not allocated by it or was released already.
 bool release_bytes(tgm_bytes_t buf) noexcept;
+/// Copies decoded ranges into the caller's `out` array (one buffer each, or
+/// one joined buffer when `join`); on failure nothing stays allocated.
+void copy_ranges(const std::vector<buffer>& parts, bool join, tgm_bytes_t* out, size_t* out_count);
 
 /// An array of `n` tgm_bytes_t for tgm_async_task_join_multi_bytes, all
 /// {NULL, 0}, released by `release_bytes_array`.

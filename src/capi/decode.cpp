@@ -29,6 +29,33 @@ tgm_message_t* new_message(message m) {
   return new tgm_message_t(std::move(m));
 }
 
+void copy_ranges(const std::vector<buffer>& parts, bool join, tgm_bytes_t* out, size_t* out_count) {
+  if (join) {
+    std::size_t total = 0;
+    for (const auto& p : parts) total += p.size();
+    tgm_bytes_t joined = allocate_bytes(total);
+    std::size_t at = 0;
+    for (const auto& p : parts) {
+      if (!p.empty()) std::memcpy(joined.data + at, p.data(), p.size());
+      at += p.size();
+    }
+    out[0] = joined;
+    *out_count = 1;
+    return;
+  }
+  std::size_t done = 0;
+  try {
+    for (; done < parts.size(); ++done) out[done] = make_bytes(parts[done].bytes());
+  } catch (...) {
+    for (std::size_t i = 0; i < done; ++i) {
+      (void)release_bytes(out[i]);
+      out[i] = {nullptr, 0};
+    }
+    throw;
+  }
+  *out_count = parts.size();
+}
+
 }  // namespace tensogram::capi
 
 namespace {
@@ -61,36 +88,6 @@ const tensogram::decoded_object* object_at(const char* fn, const tgm_message_t* 
 
 const tgm_message_t::object_strings* strings_at(const char* fn, const tgm_message_t* msg, size_t i) noexcept {
   return object_at(fn, msg, i) != nullptr ? &msg->strings[i] : nullptr;
-}
-
-// Copies decoded ranges into the caller's `out` array (one buffer each, or
-// one joined buffer); on failure nothing stays allocated.
-void copy_ranges(const std::vector<tensogram::buffer>& parts, bool join, tgm_bytes_t* out,
-                 size_t* out_count) {
-  if (join) {
-    std::size_t total = 0;
-    for (const auto& p : parts) total += p.size();
-    tgm_bytes_t joined = capi::allocate_bytes(total);
-    std::size_t at = 0;
-    for (const auto& p : parts) {
-      if (!p.empty()) std::memcpy(joined.data + at, p.data(), p.size());
-      at += p.size();
-    }
-    out[0] = joined;
-    *out_count = 1;
-    return;
-  }
-  std::size_t done = 0;
-  try {
-    for (; done < parts.size(); ++done) out[done] = capi::make_bytes(parts[done].bytes());
-  } catch (...) {
-    for (std::size_t i = 0; i < done; ++i) {
-      (void)capi::release_bytes(out[i]);
-      out[i] = {nullptr, 0};
-    }
-    throw;
-  }
-  *out_count = parts.size();
 }
 
 }  // namespace
@@ -150,7 +147,7 @@ tgm_error tgm_decode_range(const uint8_t* buf, size_t buf_len, size_t object_ind
     // The message is only read during the call: a borrowed view suffices.
     const auto parts = tensogram::decode_range(tensogram::buffer::borrowed(bytes), object_index, ranges,
                                                capi::decode_opts(native_byte_order != 0, threads, false));
-    copy_ranges(parts, join != 0, out, out_count);
+    capi::copy_ranges(parts, join != 0, out, out_count);
   });
 }
 

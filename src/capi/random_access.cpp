@@ -280,27 +280,7 @@ tgm_error tgm_decode_data_frame_range(const uint8_t* frame, size_t frame_len, si
     const auto bytes = capi::bytes_arg(fn, "frame", frame, frame_len);
     const auto parts = tensogram::decode_data_frame_range(tensogram::buffer::borrowed(bytes), object_index,
                                                           ranges, capi::decode_opts(true, 0, false));
-    if (join != 0) {
-      std::size_t total = 0;
-      for (const auto& p : parts) total += p.size();
-      tgm_bytes_t joined = capi::allocate_bytes(total);
-      std::size_t at = 0;
-      for (const auto& p : parts) {
-        if (!p.empty()) std::memcpy(joined.data + at, p.data(), p.size());
-        at += p.size();
-      }
-      out[0] = joined;
-      *out_count = 1;
-      return;
-    }
-    std::size_t done = 0;
-    try {
-      for (; done < parts.size(); ++done) out[done] = capi::make_bytes(parts[done].bytes());
-    } catch (...) {
-      for (std::size_t i = 0; i < done; ++i) (void)capi::release_bytes(out[i]);
-      throw;
-    }
-    *out_count = parts.size();
+    capi::copy_ranges(parts, join != 0, out, out_count);
   });
 }
 
