@@ -78,13 +78,19 @@ function parseLayout(text: string): Layout & { whole: boolean } {
   };
 }
 
+type Region = { offset: number; bytes: Uint8Array };
+type Need = { offset: number; length: number };
+
 /**
- * One step of the core's layout loader over the regions fetched so far:
- * the layout, or the byte range it needs next.
+ * One step of a core reader that works over the regions of a file fetched so
+ * far (tgm_layout_from_regions, tgm_data_frame_descriptor_from_regions): its
+ * JSON result, or the byte range it needs next. `call` gets the regions'
+ * offsets, pointers and lengths and the out-parameters, in the C ABI's order.
  */
-function layoutStep(
-  length: number, flags: number, regions: readonly { offset: number; bytes: Uint8Array }[],
-): { layout?: Layout & { whole: boolean }; need?: { offset: number; length: number } } {
+function regionsStep(
+  regions: readonly Region[],
+  call: (offsets: number, ptrs: number, lens: number, n: number, out: number, needOff: number, needLen: number) => number,
+): { json?: string; need?: Need } {
   return withScope((s) => {
     const m = s.m;
     const offsets = s.alloc(8 * Math.max(regions.length, 1));
@@ -95,15 +101,28 @@ function layoutStep(
     const out = s.zeros(8);
     const needOff = s.zeros(8);
     const needLen = s.zeros(8);
-    check(m, fn(m, "layout_from_regions")(BigInt(length), flags, offsets, ptrs, lens, regions.length, out, needOff, needLen));
+    check(m, call(offsets, ptrs, lens, regions.length, out, needOff, needLen));
     const view = new DataView(m.HEAPU8.buffer);
     const nl = Number(view.getBigUint64(needLen, true));
     if (nl > 0) {
       takeBytes(m, out);
       return { need: { offset: Number(view.getBigUint64(needOff, true)), length: nl } };
     }
-    return { layout: parseLayout(new TextDecoder().decode(takeBytes(m, out))) };
+    return { json: new TextDecoder().decode(takeBytes(m, out)) };
   });
+}
+
+/**
+ * One step of the core's layout loader over the regions fetched so far:
+ * the layout, or the byte range it needs next.
+ */
+function layoutStep(
+  length: number, flags: number, regions: readonly Region[],
+): { layout?: Layout & { whole: boolean }; need?: Need } {
+  const m = wasm();
+  const step = regionsStep(regions, (offsets, ptrs, lens, n, out, needOff, needLen) =>
+    fn(m, "layout_from_regions")(BigInt(length), flags, offsets, ptrs, lens, n, out, needOff, needLen));
+  return step.need ? { need: step.need } : { layout: parseLayout(step.json ?? "") };
 }
 
 /**
@@ -111,28 +130,15 @@ function layoutStep(
  * over the regions of one frame fetched so far: the descriptor, or the range it needs next.
  */
 function descriptorStep(
-  length: number, objectIndex: number, regions: readonly { offset: number; bytes: Uint8Array }[],
-): { descriptor?: DataObjectDescriptor; need?: { offset: number; length: number } } {
-  return withScope((s) => {
-    const m = s.m;
-    const offsets = s.alloc(8 * Math.max(regions.length, 1));
-    const ptrs = s.u32s(regions.map((r) => s.bytes(r.bytes)));
-    const lens = s.u32s(regions.map((r) => r.bytes.byteLength));
-    const dv = new DataView(m.HEAPU8.buffer);
-    regions.forEach((r, i) => dv.setBigUint64(offsets + 8 * i, BigInt(r.offset), true));
-    const out = s.zeros(8);
-    const needOff = s.zeros(8);
-    const needLen = s.zeros(8);
-    check(m, fn(m, "data_frame_descriptor_from_regions")(BigInt(length), offsets, ptrs, lens, regions.length,
-      objectIndex, out, needOff, needLen));
-    const view = new DataView(m.HEAPU8.buffer);
-    const nl = Number(view.getBigUint64(needLen, true));
-    if (nl > 0) {
-      takeBytes(m, out);
-      return { need: { offset: Number(view.getBigUint64(needOff, true)), length: nl } };
-    }
-    return { descriptor: fromJson(new TextDecoder().decode(takeBytes(m, out))) as unknown as DataObjectDescriptor };
-  });
+  length: number, objectIndex: number, regions: readonly Region[],
+): { descriptor?: DataObjectDescriptor; need?: Need } {
+  const m = wasm();
+  const step = regionsStep(regions, (offsets, ptrs, lens, n, out, needOff, needLen) =>
+    fn(m, "data_frame_descriptor_from_regions")(BigInt(length), offsets, ptrs, lens, n, objectIndex, out, needOff,
+      needLen));
+  return step.need
+    ? { need: step.need }
+    : { descriptor: fromJson(step.json ?? "") as unknown as DataObjectDescriptor };
 }
 
 /** The core's layout loader over a message held whole in memory. */
