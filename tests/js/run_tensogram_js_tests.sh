@@ -24,8 +24,11 @@ for f in package.json package-lock.json tsconfig.json tsconfig.test.json src tes
   cp -R "$src/$f" "$work/"
 done
 # The module is built from the source tree (its CMake project reads src/ of
-# the repository) into WORK/build/wasm and copied to WORK/dist/wasm.
-sh "$src/scripts/build-wasm.sh" "$work/dist/wasm" "$work/build/wasm"
+# the repository) in the package's own build directory, SRC/build/wasm (git
+# ignores it), the one `npm run build:wasm` uses: one incremental build for
+# both, where a build directory of its own here would start cold (ccache
+# misses it: the sources' relative paths differ). Copied to WORK/dist/wasm.
+sh "$src/scripts/build-wasm.sh" "$work/dist/wasm"
 cd "$work"
 npm ci --no-audit --no-fund --loglevel=error
 npm run --silent build
