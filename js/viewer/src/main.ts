@@ -97,9 +97,12 @@ function showError(msg: string): void {
   body.dataset["state"] = "error";
 }
 
+/** The open file's unreadable messages: shown until another file is opened, not cleared by a draw. */
+let fileWarning = "";
+
 function clearError(): void {
-  ui.error.hidden = true;
-  ui.error.textContent = "";
+  ui.error.hidden = fileWarning === "";
+  ui.error.textContent = fileWarning;
 }
 
 // ---------------------------------------------------------------------------
@@ -108,6 +111,7 @@ function clearError(): void {
 async function openSource(src: ViewerSource): Promise<void> {
   const generation = ++state.generation;
   stop();
+  fileWarning = "";
   clearError();
   body.dataset["state"] = "loading";
   setBusy(true, `Opening ${src.name}…`);
@@ -163,7 +167,10 @@ function showIndex(index: FileIndex, name: string): void {
   state.param = undefined;
   state.locked = false;
   renderBrowser();
-  if (index.warnings.length > 0) showError(`Some messages could not be read:\n${index.warnings.join("\n")}`);
+  if (index.warnings.length > 0) {
+    fileWarning = `Some messages could not be read:\n${index.warnings.join("\n")}`;
+    clearError();
+  }
   const groups = groupFields(index.fields);
   const first = groups[0]?.levels[0]?.frames[0];
   if (first !== undefined) void select(first);

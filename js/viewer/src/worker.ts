@@ -83,7 +83,8 @@ async function openTgm(reader: Reader, name: string): Promise<FileIndex> {
   try {
     file = await TensogramFile.fromUrl(`tgm:${name}`, { fetch: readerFetch(reader, name, WHOLE_FILE_BUDGET, stats) });
   } catch (e) {
-    throw new Error(`not a readable Tensogram file: ${(e as Error).message}`);
+    // The fetch here is ours (ranged.ts): the package's "GET <url> failed:" adds nothing.
+    throw new Error(`not a readable Tensogram file: ${(e as Error).message.replace(/^GET \S+ failed: /, "")}`);
   }
   const count = file.messageCount;
   if (count === 0) {

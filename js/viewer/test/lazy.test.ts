@@ -5,7 +5,7 @@
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
+import { closeSync, ftruncateSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -270,6 +270,71 @@ describe("a local file larger than the WebAssembly memory", () => {
     assert.ok(reads.bytes < 4 * LAYOUT_REGION, `read ${reads.bytes} bytes`);
     assert.ok(reads.largest <= LAYOUT_REGION);
     assert.deepEqual(errors, []);
+    await page.close();
+  });
+});
+
+describe("local files the lazy reader cannot walk", () => {
+  const steps = (list: number[]) => list.map((step) => encode({ base: [{ mars: mars({ param: "2t", levtype: "sfc", step }), units: "K" }] }, [
+    { descriptor: { shape: [NLAT, NLON], dtype: "float32", compression: "zstd" }, data: grid(step) },
+  ]));
+
+  async function open(path: string): Promise<Page> {
+    const page = await browser.newPage();
+    await page.goto(server.url);
+    const input = await page.$("#file-input");
+    assert.ok(input);
+    await (input as unknown as { uploadFile(p: string): Promise<void> }).uploadFile(path);
+    return page;
+  }
+
+  test("a message of 4 GiB or more is listed as unreadable, the others are shown", async () => {
+    const [a, b, c] = steps([0, 6, 12]);
+    const s = stretched(b!, 4.5 * 2 ** 30);
+    const path = join(TMP, "big-message.tgm");
+    const fd = openSync(path, "w");
+    writeSync(fd, a!, 0, a!.length, 0);
+    writeSync(fd, s.head, 0, s.head.length, a!.length);
+    writeSync(fd, s.tail, 0, s.tail.length, a!.length + s.length - 24);
+    writeSync(fd, c!, 0, c!.length, a!.length + s.length);
+    closeSync(fd);
+    const page = await open(path);
+    await rendered(page, "0:0");
+    const warning = /message 1: .*address space/;
+    assert.match(await page.$eval("#error", (e) => e.textContent ?? ""), warning);
+    assert.match(await page.$eval("#frame-label", (e) => e.textContent ?? ""), /1 \/ 2/);
+    await page.keyboard.press("ArrowRight");
+    await rendered(page, "2:0");
+    // Still said after another field is drawn.
+    assert.equal(await page.$eval("#error", (e) => (e as HTMLElement).hidden), false);
+    assert.match(await page.$eval("#error", (e) => e.textContent ?? ""), warning);
+    await page.close();
+  });
+
+  test("bytes between messages: the file is read whole, and opens", async () => {
+    const [a, b] = steps([0, 6]);
+    const path = join(TMP, "gap.tgm");
+    writeFileSync(path, concat([a!, new Uint8Array(100).fill(7), b!]));
+    const page = await open(path);
+    await rendered(page, "0:0");
+    assert.match(await page.$eval("#frame-label", (e) => e.textContent ?? ""), /1 \/ 2/);
+    const reads = JSON.parse((await page.evaluate(() => document.body.dataset["reads"])) ?? "null") as { largest: number };
+    assert.equal(reads.largest, a!.length + 100 + b!.length, "one read of the whole file");
+    await page.close();
+  });
+
+  test("bytes after the last message of a 1.5 GiB file: the page says why it is not read", async () => {
+    const [a] = steps([0]);
+    const path = join(TMP, "tail.tgm");
+    const fd = openSync(path, "w");
+    writeSync(fd, a!, 0, a!.length, 0);
+    ftruncateSync(fd, 1.5 * 2 ** 30);
+    closeSync(fd);
+    const page = await open(path);
+    await page.waitForFunction(() => document.body.dataset["state"] === "error", { timeout: 30_000 });
+    const text = await page.$eval("#error", (e) => e.textContent ?? "");
+    console.log(`# tail.tgm: ${text}`);
+    assert.match(text, /^Cannot open tail.tgm: not a readable Tensogram file: tail.tgm is not a plain sequence of Tensogram messages.*1536 MiB.*limit 1024 MiB/);
     await page.close();
   });
 });
