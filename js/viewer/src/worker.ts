@@ -81,7 +81,7 @@ async function openTgm(reader: Reader, name: string): Promise<FileIndex> {
   stats = { reads: 0, bytes: 0, largest: 0 };
   let file: TensogramFile;
   try {
-    file = await TensogramFile.fromUrl(`tgm:${name}`, { fetch: readerFetch(reader, name, WHOLE_FILE_BUDGET, stats) });
+    file = await TensogramFile.fromUrl(`tgm:${encodeURIComponent(name)}`, { fetch: readerFetch(reader, name, WHOLE_FILE_BUDGET, stats) });
   } catch (e) {
     // The fetch here is ours (ranged.ts): the package's "GET <url> failed:" adds nothing.
     throw new Error(`not a readable Tensogram file: ${(e as Error).message.replace(/^GET \S+ failed: /, "")}`);
@@ -223,10 +223,11 @@ async function field(msg: number, obj: number): Promise<FieldData> {
   // The decoded descriptor's shape: the metadata may not carry it.
   const { values, shape } = await decodeValues(st, msg, obj);
   const coords = await coordsOf(st, msg);
-  // A copy crosses to the page (transferred); the cached one stays here.
+  // A copy crosses to the page (transferred) when this one stays in the cache.
+  const kept = cache.get(`${msg}:${obj}`)?.values === values;
   const out: FieldData = {
     shape,
-    values: values.slice(),
+    values: kept ? values.slice() : values,
     reads: { reads: stats.reads - before.reads, bytes: stats.bytes - before.bytes, largest: stats.largest },
   };
   if (coords !== undefined) out.coords = coords;
