@@ -8,7 +8,7 @@ import { columns, gridFromCoords, gridFromMetadata, pointOf, type Grid } from ".
 import { groupFields, levelOf, paramOf, stepOf } from "./grouping.js";
 import { MapView, type ProjectionKind } from "./map.js";
 import { MetatensorView, showArray } from "./mtview.js";
-import type { FieldData, FieldEntry, FileIndex, TgmIndex } from "./protocol.js";
+import type { FieldData, FieldEntry, FileIndex, ReadStats, TgmIndex } from "./protocol.js";
 import { LocalFileSource, UrlSource, type ViewerSource } from "./source.js";
 
 function $<T extends HTMLElement = HTMLElement>(id: string): T {
@@ -97,9 +97,12 @@ function showError(msg: string): void {
   body.dataset["state"] = "error";
 }
 
+/** The open file's unreadable messages: shown until another file is opened, not cleared by a draw. */
+let fileWarning = "";
+
 function clearError(): void {
-  ui.error.hidden = true;
-  ui.error.textContent = "";
+  ui.error.hidden = fileWarning === "";
+  ui.error.textContent = fileWarning;
 }
 
 // ---------------------------------------------------------------------------
@@ -108,6 +111,7 @@ function clearError(): void {
 async function openSource(src: ViewerSource): Promise<void> {
   const generation = ++state.generation;
   stop();
+  fileWarning = "";
   clearError();
   body.dataset["state"] = "loading";
   setBusy(true, `Opening ${src.name}…`);
@@ -115,6 +119,7 @@ async function openSource(src: ViewerSource): Promise<void> {
     const index = await decoder.open(src.input, src.name);
     if (generation !== state.generation) return;
     cache.clear();
+    countReads(index.format === "tgm" ? index.reads : undefined, true);
     showIndex(index, src.name);
     body.dataset["state"] = "ready";
   } catch (e) {
@@ -162,7 +167,10 @@ function showIndex(index: FileIndex, name: string): void {
   state.param = undefined;
   state.locked = false;
   renderBrowser();
-  if (index.warnings.length > 0) showError(`Some messages could not be read:\n${index.warnings.join("\n")}`);
+  if (index.warnings.length > 0) {
+    fileWarning = `Some messages could not be read:\n${index.warnings.join("\n")}`;
+    clearError();
+  }
   const groups = groupFields(index.fields);
   const first = groups[0]?.levels[0]?.frames[0];
   if (first !== undefined) void select(first);
@@ -292,6 +300,23 @@ async function select(f: FieldEntry): Promise<void> {
   await showFrame();
 }
 
+/**
+ * What the worker read from a .tgm file since it was opened (reads, bytes,
+ * largest read), on <body data-reads="…">: for diagnostics and the tests.
+ */
+function countReads(r: ReadStats | undefined, reset: boolean): void {
+  const prev = reset ? { reads: 0, bytes: 0, largest: 0 } : (JSON.parse(body.dataset["reads"] ?? "null") as ReadStats | null);
+  if (r === undefined || prev === null) {
+    if (reset) delete body.dataset["reads"];
+    return;
+  }
+  body.dataset["reads"] = JSON.stringify({
+    reads: prev.reads + r.reads,
+    bytes: prev.bytes + r.bytes,
+    largest: Math.max(prev.largest, r.largest),
+  });
+}
+
 async function fieldData(f: FieldEntry): Promise<FieldData> {
   const key = `${f.msg}:${f.obj}`;
   const known = cache.get(key);
@@ -307,6 +332,7 @@ async function fieldData(f: FieldEntry): Promise<FieldData> {
   }
   try {
     const d = await p;
+    countReads(d.reads, false);
     cache.set(key, d);
     while (cache.size > CACHE_FRAMES) cache.delete(cache.keys().next().value!);
     return d;

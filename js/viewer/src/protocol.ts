@@ -21,6 +21,15 @@ export interface TgmIndex {
   fields: FieldEntry[];
   /** Messages that could not be read (shown in the page, the rest stays usable). */
   warnings: string[];
+  /** What opening read: reads, bytes, the largest read. */
+  reads: ReadStats;
+}
+
+/** Reads made by the worker (through TensogramFile), for diagnostics and tests. */
+export interface ReadStats {
+  reads: number;
+  bytes: number;
+  largest: number;
 }
 
 export interface MtTensor {
@@ -50,6 +59,8 @@ export interface FieldData {
   shape: number[];
   values: Float32Array;
   coords?: CoordArrays;
+  /** What showing it read (zero when it was cached). */
+  reads?: ReadStats;
 }
 
 export interface MtFlat {

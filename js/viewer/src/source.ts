@@ -2,10 +2,10 @@
 // read lazily: a Blob (a picked or dropped file: slices are read on demand,
 // nothing is copied up front) or an absolute http(s) URL (read with HTTP
 // Range requests, through @tensogram/metatensor's HttpSource: one request for
-// the first 64 KiB, then one per range needed). Metatensor files then load
-// only the tensors shown; a .tgm file is still read whole (one more request),
-// until @tensogram/tensogram's TensogramFile.fromUrl (one Range request per
-// message/object) plugs in at the same place in the worker.
+// the first 64 KiB, then one per range needed). The worker reads either
+// format lazily from there (ranged.ts, worker.ts): metatensor files their
+// header then each tensor shown; .tgm files their preambles and layouts, then
+// each object shown (TensogramFile.fromUrl over the same reader).
 
 export interface ViewerSource {
   /** What the page shows as the file's name. */

@@ -4,7 +4,7 @@
 // .tgm files go through @tensogram/tensogram (our C++ core as WebAssembly);
 // metatensor/safetensors files through @tensogram/metatensor (TypeScript).
 
-import { init, scan, decodeMetadata, decodeObject, type GlobalMetadata } from "@tensogram/tensogram";
+import { init, TensogramFile, type GlobalMetadata } from "@tensogram/tensogram";
 import {
   open as openSafetensorsOrMetatensor,
   HttpSource,
@@ -21,15 +21,16 @@ import {
   type MtFlat,
   type MtPage,
   type MtTensor,
+  type ReadStats,
   type Reply,
   type Request,
 } from "./protocol.js";
 import { isCoordinateName, objectName } from "./grouping.js";
+import { blobReader, readerFetch, type Reader } from "./ranged.js";
 
 interface TgmState {
   kind: "tgm";
-  bytes: Uint8Array;
-  positions: { offset: number; length: number }[];
+  file: TensogramFile;
   fields: FieldEntry[];
 }
 interface MtState {
@@ -64,49 +65,83 @@ function sniff(bytes: Uint8Array): "tgm" | "safetensors" | "unknown" {
   return "unknown";
 }
 
-async function openTgm(bytes: Uint8Array): Promise<FileIndex> {
+/** Layouts loaded per step while the index is built (bounded: a file may hold many messages). */
+const LAYOUT_CHUNK = 64;
+
+/**
+ * The field index from metadata only: message boundaries from the preambles,
+ * each message's metadata from its layout (header or footer region), no
+ * payload read. Objects whose metadata lacks shape/dtype get them from their
+ * descriptors (a few small reads of that message).
+ */
+async function openTgm(reader: Reader, name: string): Promise<FileIndex> {
   // The package finds its .wasm next to itself (new URL(..., import.meta.url)),
   // which Vite copies into the build as an asset.
   await init();
-  let positions;
+  stats = { reads: 0, bytes: 0, largest: 0 };
+  let file: TensogramFile;
   try {
-    positions = scan(bytes);
+    file = await TensogramFile.fromUrl(`tgm:${encodeURIComponent(name)}`, { fetch: readerFetch(reader, name, WHOLE_FILE_BUDGET, stats) });
   } catch (e) {
-    throw new Error(`not a readable Tensogram file: ${(e as Error).message}`);
+    // The fetch here is ours (ranged.ts): the package's "GET <url> failed:" adds nothing.
+    throw new Error(`not a readable Tensogram file: ${(e as Error).message.replace(/^GET \S+ failed: /, "")}`);
   }
-  if (positions.length === 0) {
+  const count = file.messageCount;
+  if (count === 0) {
     throw new Error("no complete Tensogram message found: the file is truncated or corrupted");
   }
   const fields: FieldEntry[] = [];
   const warnings: string[] = [];
-  positions.forEach((p, msg) => {
-    let md: GlobalMetadata;
-    try {
-      md = decodeMetadata(bytes.subarray(p.offset, p.offset + p.length));
-    } catch (e) {
-      warnings.push(`message ${msg}: ${(e as Error).message}`);
-      return;
+  for (let first = 0; first < count; first += LAYOUT_CHUNK) {
+    const chunk = Array.from({ length: Math.min(LAYOUT_CHUNK, count - first) }, (_, k) => first + k);
+    // A message that fails here is retried alone below, where its error becomes a warning.
+    await file.prefetchLayouts(chunk).catch(() => undefined);
+    for (const msg of chunk) {
+      try {
+        fields.push(...(await indexMessage(file, msg)));
+      } catch (e) {
+        warnings.push(`message ${msg}: ${(e as Error).message}`);
+      }
     }
-    (md.base ?? []).forEach((entry, obj) => {
-      const reserved = (entry["_reserved_"] ?? {}) as Record<string, unknown>;
-      const tensor = (reserved["tensor"] ?? {}) as Record<string, unknown>;
-      const shape = Array.isArray(tensor["shape"]) ? (tensor["shape"] as number[]).map(Number) : [];
-      const meta = plain(entry);
-      const name = objectName(meta, obj);
-      fields.push({
-        msg,
-        obj,
-        name,
-        shape,
-        dtype: typeof tensor["dtype"] === "string" ? tensor["dtype"] : "?",
-        meta,
-        coordinate: isCoordinateName(name),
-      });
-    });
-  });
+  }
   if (fields.length === 0 && warnings.length > 0) throw new Error(warnings.join("; "));
-  state = { kind: "tgm", bytes, positions, fields };
-  return { format: "tgm", messages: positions.length, fields, warnings };
+  state = { kind: "tgm", file, fields };
+  return { format: "tgm", messages: count, fields, warnings, reads: { ...stats } };
+}
+
+function tensorOf(entry: Record<string, unknown>): { shape?: number[]; dtype?: string } {
+  const reserved = (entry["_reserved_"] ?? {}) as Record<string, unknown>;
+  const tensor = (reserved["tensor"] ?? {}) as Record<string, unknown>;
+  const out: { shape?: number[]; dtype?: string } = {};
+  if (Array.isArray(tensor["shape"])) out.shape = (tensor["shape"] as unknown[]).map(Number);
+  if (typeof tensor["dtype"] === "string") out.dtype = tensor["dtype"];
+  return out;
+}
+
+async function indexMessage(file: TensogramFile, msg: number): Promise<FieldEntry[]> {
+  const md: GlobalMetadata = await file.messageMetadata(msg);
+  const base = (md.base ?? []) as Record<string, unknown>[];
+  let tensors = base.map(tensorOf);
+  if (tensors.some((t) => t.shape === undefined || t.dtype === undefined)) {
+    const d = await file.messageDescriptors(msg);
+    tensors = tensors.map((t, k) => ({
+      shape: t.shape ?? (d.descriptors[k] ? [...d.descriptors[k]!.shape].map(Number) : []),
+      dtype: t.dtype ?? d.descriptors[k]?.dtype ?? "?",
+    }));
+  }
+  return base.map((entry, obj) => {
+    const meta = plain(entry);
+    const objName = objectName(meta, obj);
+    return {
+      msg,
+      obj,
+      name: objName,
+      shape: tensors[obj]!.shape ?? [],
+      dtype: tensors[obj]!.dtype ?? "?",
+      meta,
+      coordinate: isCoordinateName(objName),
+    };
+  });
 }
 
 function toFloat32(data: ArrayLike<number> | ArrayLike<bigint>): Float32Array {
@@ -115,9 +150,35 @@ function toFloat32(data: ArrayLike<number> | ArrayLike<bigint>): Float32Array {
   return out;
 }
 
-function decodeValues(st: TgmState, msg: number, obj: number): { values: Float32Array; shape: number[] } {
+/** Decoded objects kept for re-use (the point inspector reads every frame), bounded in bytes. */
+const CACHE_BUDGET = 256 * 1024 * 1024;
+const cache = new Map<string, { values: Float32Array; shape: number[] }>();
+let cachedBytes = 0;
+let stats: ReadStats = { reads: 0, bytes: 0, largest: 0 };
+
+function remember(key: string, v: { values: Float32Array; shape: number[] }): void {
+  if (v.values.byteLength > CACHE_BUDGET / 4) return;
+  cache.set(key, v);
+  cachedBytes += v.values.byteLength;
+  for (const [k, old] of cache) {
+    if (cachedBytes <= CACHE_BUDGET) break;
+    cache.delete(k);
+    cachedBytes -= old.values.byteLength;
+  }
+}
+
+/** One object's values: one Range read of its frame (once its message's layout is known). */
+async function decodeValues(st: TgmState, msg: number, obj: number): Promise<{ values: Float32Array; shape: number[] }> {
   const entry = st.fields.find((f) => f.msg === msg && f.obj === obj);
   if (entry === undefined) throw new Error(`no object ${obj} in message ${msg}`);
+  const key = `${msg}:${obj}`;
+  const hit = cache.get(key);
+  if (hit !== undefined) {
+    // Most recently used last.
+    cache.delete(key);
+    cache.set(key, hit);
+    return hit;
+  }
   const n = elementCount(entry.shape);
   if (n > ELEMENT_BUDGET) {
     throw new Error(
@@ -125,40 +186,50 @@ function decodeValues(st: TgmState, msg: number, obj: number): { values: Float32
         `more than this viewer decodes (${ELEMENT_BUDGET.toLocaleString("en")})`,
     );
   }
-  const p = st.positions[msg]!;
   // Hashes are checked (xxh3 is cheap): a corrupted payload is an error, not a picture.
-  const decoded = decodeObject(st.bytes.subarray(p.offset, p.offset + p.length), obj, { verifyHash: true });
+  const decoded = await st.file.messageObject(msg, obj, { verifyHash: true });
   try {
     const o = decoded.objects[0]!;
     const data = o.dataView();
     if (typeof (data as { real?: unknown }).real !== "undefined") {
       throw new Error(`object "${entry.name}" is complex (${entry.dtype}): not drawable`);
     }
-    return { values: toFloat32(data as unknown as ArrayLike<number>), shape: [...o.descriptor.shape].map(Number) };
+    const out = { values: toFloat32(data as unknown as ArrayLike<number>), shape: [...o.descriptor.shape].map(Number) };
+    remember(key, out);
+    return out;
   } finally {
     decoded.close();
   }
 }
 
 /** Latitude/longitude objects of the same message, when there are any. */
-function coordsOf(st: TgmState, msg: number): CoordArrays | undefined {
+async function coordsOf(st: TgmState, msg: number): Promise<CoordArrays | undefined> {
   const inMsg = st.fields.filter((f) => f.msg === msg);
   const find = (names: string[]) => inMsg.find((f) => names.includes(f.name.toLowerCase()));
   const la = find(["latitude", "lat", "grid_latitude"]);
   const lo = find(["longitude", "lon", "grid_longitude"]);
   if (la === undefined || lo === undefined) return undefined;
   return {
-    lat: Float64Array.from(decodeValues(st, msg, la.obj).values),
-    lon: Float64Array.from(decodeValues(st, msg, lo.obj).values),
+    lat: Float64Array.from((await decodeValues(st, msg, la.obj)).values),
+    lon: Float64Array.from((await decodeValues(st, msg, lo.obj)).values),
   };
 }
 
-function field(msg: number, obj: number): FieldData {
+async function field(msg: number, obj: number): Promise<FieldData> {
   if (state?.kind !== "tgm") throw new Error("no .tgm file open");
+  const st = state;
+  const before = { ...stats };
+  stats.largest = 0;
   // The decoded descriptor's shape: the metadata may not carry it.
-  const { values, shape } = decodeValues(state, msg, obj);
-  const coords = coordsOf(state, msg);
-  const out: FieldData = { shape, values };
+  const { values, shape } = await decodeValues(st, msg, obj);
+  const coords = await coordsOf(st, msg);
+  // A copy crosses to the page (transferred) when this one stays in the cache.
+  const kept = cache.get(`${msg}:${obj}`)?.values === values;
+  const out: FieldData = {
+    shape,
+    values: kept ? values.slice() : values,
+    reads: { reads: stats.reads - before.reads, bytes: stats.bytes - before.bytes, largest: stats.largest },
+  };
   if (coords !== undefined) out.coords = coords;
   return out;
 }
@@ -251,45 +322,39 @@ async function mtPage(name: string, start: number, count: number): Promise<MtPag
 }
 
 /**
- * Largest .tgm file read whole (bytes): scan() copies it into the WebAssembly
- * module's memory (at most 2 GB), which also needs room for decoding.
+ * Largest .tgm file read whole: only when it is not a plain sequence of
+ * messages (bytes between or after them), which the lazy reader cannot walk;
+ * the package then scans it in the WebAssembly module's memory (at most 2 GB),
+ * which also needs room for decoding.
  */
 const WHOLE_FILE_BUDGET = 1024 * 1024 * 1024;
 
 /**
- * Opens a Blob or a URL: the first bytes decide the format. A metatensor file
- * is then read lazily (its header, then each tensor when shown); a .tgm file
- * is read whole, for now.
+ * Opens a Blob or a URL: the first bytes decide the format. Either format is
+ * then read lazily: a metatensor file its header, then each tensor when
+ * shown; a .tgm file its message boundaries and metadata, then each object
+ * when shown.
  */
 async function openInput(input: Blob | string, name: string): Promise<FileIndex> {
-  let size: number;
-  let head: Uint8Array;
-  let whole: () => Promise<Uint8Array>;
+  let reader: Reader;
   let lazy: Input;
   if (typeof input === "string") {
     let src: HttpSource;
     try {
+      // One Range request for the first 64 KiB: size, range support, format,
+      // and the first messages' preambles and layouts, served from it later.
       src = await HttpSource.open(input, { headerGuess: 65536 });
     } catch (e) {
       throw new Error(`cannot fetch ${input}: ${(e as Error).message.replace(/^MT_[A-Z_]+: /, "")}`);
     }
-    size = src.size;
-    head = await src.read(0, Math.min(16, size));
-    whole = () => src.read(0, size);
+    reader = src;
     lazy = src;
   } else {
-    size = input.size;
-    head = new Uint8Array(await input.slice(0, 16).arrayBuffer());
-    whole = async () => new Uint8Array(await input.arrayBuffer());
+    reader = blobReader(input);
     lazy = input;
   }
-  const kind = sniff(head);
-  if (kind === "tgm") {
-    if (size > WHOLE_FILE_BUDGET) {
-      throw new Error(`${name} is ${(size / 2 ** 20).toFixed(0)} MiB: larger than this viewer reads in one piece (1 GiB)`);
-    }
-    return openTgm(await whole());
-  }
+  const kind = sniff(await reader.read(0, Math.min(16, reader.size)));
+  if (kind === "tgm") return openTgm(reader, name);
   if (kind === "safetensors") return openMt(lazy);
   throw new Error(`"${name}" is neither a Tensogram file (no TENSOGRM magic) nor a metatensor/safetensors file`);
 }
@@ -298,9 +363,11 @@ async function handle(req: Request): Promise<{ value: unknown; transfer: Transfe
   switch (req.kind) {
     case "open":
       state = undefined;
+      cache.clear();
+      cachedBytes = 0;
       return { value: await openInput(req.input, req.name), transfer: [] };
     case "field": {
-      const d = field(req.msg, req.obj);
+      const d = await field(req.msg, req.obj);
       const transfer: Transferable[] = [d.values.buffer];
       if (d.coords !== undefined) transfer.push(d.coords.lat.buffer, d.coords.lon.buffer);
       return { value: d, transfer };
@@ -310,9 +377,9 @@ async function handle(req: Request): Promise<{ value: unknown; transfer: Transfe
       if (state?.kind !== "tgm") throw new Error("no .tgm file open");
       const st = state;
       const out = new Float64Array(req.frames.length);
-      req.frames.forEach((f, k) => {
-        out[k] = decodeValues(st, f.msg, f.obj).values[req.index] ?? NaN;
-      });
+      for (const [k, f] of req.frames.entries()) {
+        out[k] = (await decodeValues(st, f.msg, f.obj)).values[req.index] ?? NaN;
+      }
       return { value: out, transfer: [out.buffer] };
     }
     case "mt-flat": {

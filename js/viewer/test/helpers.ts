@@ -25,15 +25,27 @@ export interface TestServer {
   requests: Map<string, number>;
   /** Every request for /files/: "path range". */
   ranges: string[];
+  /** Every request for /files/, with the body size sent. */
+  log: ServedRequest[];
   /** Files served without range support (always 200 with the whole body). */
   noRanges: Set<string>;
   close(): Promise<void>;
+}
+
+export interface ServedRequest {
+  path: string;
+  method: string;
+  /** The Range header, or "" */
+  range: string;
+  status: number;
+  bytes: number;
 }
 
 export async function serve(root: string): Promise<TestServer> {
   const files = new Map<string, Uint8Array>();
   const requests = new Map<string, number>();
   const ranges: string[] = [];
+  const log: ServedRequest[] = [];
   const noRanges = new Set<string>();
   const server: Server = createServer((req, res) => {
     const path = decodeURIComponent(new URL(req.url ?? "/", "http://x").pathname);
@@ -47,13 +59,21 @@ export async function serve(root: string): Promise<TestServer> {
       // Single ranges "bytes=a-b" (what the readers send); the log records each.
       const range = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? "");
       ranges.push(`${path} ${req.headers.range ?? "whole"}`);
-      if (range !== null && !noRanges.has(path.slice("/files/".length))) {
+      const ranged = !noRanges.has(path.slice("/files/".length));
+      const entry = { path, method: req.method ?? "GET", range: req.headers.range ?? "", status: 200, bytes: 0 };
+      log.push(entry);
+      const sent = (status: number, bytes: number) => {
+        entry.status = status;
+        entry.bytes = req.method === "HEAD" ? 0 : bytes;
+      };
+      if (range !== null && ranged) {
         const start = Number(range[1]);
         if (start >= body.byteLength) {
           res.writeHead(416, { "Content-Range": `bytes */${body.byteLength}` }).end();
           return;
         }
         const end = Math.min(Number(range[2]), body.byteLength - 1);
+        sent(206, end - start + 1);
         res.writeHead(206, {
           "Content-Type": "application/octet-stream",
           "Content-Range": `bytes ${start}-${end}/${body.byteLength}`,
@@ -61,7 +81,12 @@ export async function serve(root: string): Promise<TestServer> {
         }).end(body.subarray(start, end + 1));
         return;
       }
-      res.writeHead(200, { "Content-Type": "application/octet-stream", "Content-Length": body.byteLength }).end(body);
+      sent(200, body.byteLength);
+      res.writeHead(200, {
+        "Content-Type": "application/octet-stream",
+        "Content-Length": body.byteLength,
+        ...(ranged ? { "Accept-Ranges": "bytes" } : {}),
+      }).end(body);
       return;
     }
     const rel = normalize(path === "/" ? "/index.html" : path).replace(/^(\.\.[/\\])+/, "");
@@ -80,6 +105,7 @@ export async function serve(root: string): Promise<TestServer> {
     files,
     requests,
     ranges,
+    log,
     noRanges,
     close: () => new Promise<void>((ok) => server.close(() => ok())),
   };
