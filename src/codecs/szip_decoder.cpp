@@ -100,19 +100,15 @@ void szip_stream_decoder::state::decode_rsi(std::uint64_t samples) {
       std::fill(v + ref, v + static_cast<std::size_t>(take) * bs, 0U);
       b += take;
     } else if (id == all_ones) {
-      for (std::uint32_t i = 0; i < bs; ++i) v[i] = r.bits(n);
+      r.fields_into<false>(v, bs, n);
       ++b;
     } else {
       // §5.1.3: split samples, the FS of every high part, then the k-bit
       // low parts.
       const unsigned k = id - 1;
       if (ref != 0) v[0] = r.bits(n);
-      for (std::uint32_t i = ref; i < bs; ++i) v[i] = r.fs();
-      if (k != 0) {
-        for (std::uint32_t i = ref; i < bs; ++i) {
-          v[i] = static_cast<std::uint32_t>((static_cast<std::uint64_t>(v[i]) << k) | r.bits(k));
-        }
-      }
+      r.fs_into(v + ref, bs - ref);
+      if (k != 0) r.fields_into<true>(v + ref, bs - ref, k);
       ++b;
     }
   }
@@ -122,29 +118,72 @@ void szip_stream_decoder::state::decode_rsi(std::uint64_t samples) {
   }
 }
 
-// Writes `x` (low bits) into `dst` as one sample container.
 namespace {
-inline void put_sample(std::byte* dst, std::size_t width, bool msb, std::uint32_t x) noexcept {
-  for (std::size_t i = 0; i < width; ++i) {
-    const std::size_t shift = 8 * (msb ? width - 1 - i : i);
+
+// Writes `x` (low bits) into `dst` as one W-byte sample container.
+template <std::size_t W, bool Msb>
+[[gnu::always_inline]] inline void put_sample(std::byte* dst, std::uint32_t x) noexcept {
+  for (std::size_t i = 0; i < W; ++i) {
+    const std::size_t shift = 8 * (Msb ? W - 1 - i : i);
     dst[i] = static_cast<std::byte>((x >> shift) & 0xFFU);
   }
 }
-}  // namespace
 
 // Without preprocessing: the values themselves.
-void szip_stream_decoder::state::store(std::uint64_t samples, std::span<std::byte> dst) const {
-  std::byte* o = dst.data();
-  const std::size_t w = sample_bytes;
-  if (w == 1) {
-    for (std::uint64_t i = 0; i < samples; ++i) o[i] = static_cast<std::byte>(d[i] & 0xFFU);
-    return;
-  }
-  for (std::uint64_t i = 0; i < samples; ++i, o += w) put_sample(o, w, msb, d[i]);
+template <std::size_t W, bool Msb>
+void store_as(const std::uint32_t* d, std::uint64_t samples, std::byte* o) noexcept {
+  for (std::uint64_t i = 0; i < samples; ++i, o += W) put_sample<W, Msb>(o, d[i]);
 }
 
 // §4.3's inverse mapping of the unit-delay predictor's residuals, from the
-// RSI's reference sample (d[0]).
+// RSI's reference sample (d[0]), in [xmin, xmax].
+template <std::size_t W, bool Msb>
+void unmap_as(const std::uint32_t* d, std::uint64_t samples, std::byte* o, std::int64_t x, std::int64_t xmin,
+              std::int64_t xmax) noexcept {
+  put_sample<W, Msb>(o, static_cast<std::uint32_t>(x));
+  for (std::uint64_t i = 1; i < samples; ++i) {
+    o += W;
+    const std::int64_t delta = d[i];
+    const std::int64_t below = x - xmin;
+    const std::int64_t above = xmax - x;
+    const std::int64_t theta = std::min(below, above);
+    // Within ±theta: delta/2 for even delta, -(delta+1)/2 = ~(delta/2) for
+    // odd; beyond it the residual only goes the other way. Selects, no
+    // branches: the choice follows the data.
+    const std::int64_t near = x + ((delta >> 1) ^ -(delta & 1));
+    const std::int64_t far = below < above ? xmin + delta : xmax - delta;
+    x = delta <= 2 * theta ? near : far;
+    // Only a corrupt stream leaves the range; keep it bounded there.
+    x = std::clamp(x, xmin, xmax);
+    put_sample<W, Msb>(o, static_cast<std::uint32_t>(x));
+  }
+}
+
+// Calls f.template operator()<W, Msb>() for the runtime width and order.
+template <class F>
+void dispatch(std::size_t w, bool msb, F&& f) {
+  const auto by_order = [&]<std::size_t W>() {
+    if (msb) {
+      f.template operator()<W, true>();
+    } else {
+      f.template operator()<W, false>();
+    }
+  };
+  switch (w) {
+    case 1: f.template operator()<1, true>(); break;
+    case 2: by_order.template operator()<2>(); break;
+    case 3: by_order.template operator()<3>(); break;
+    default: by_order.template operator()<4>(); break;
+  }
+}
+
+}  // namespace
+
+void szip_stream_decoder::state::store(std::uint64_t samples, std::span<std::byte> dst) const {
+  dispatch(sample_bytes, msb,
+           [&]<std::size_t W, bool Msb>() { store_as<W, Msb>(d.data(), samples, dst.data()); });
+}
+
 void szip_stream_decoder::state::postprocess(std::uint64_t samples, std::span<std::byte> dst) const {
   const unsigned n = p.bits_per_sample;
   const std::int64_t xmin = is_signed ? -(std::int64_t{1} << (n - 1)) : 0;
@@ -154,26 +193,9 @@ void szip_stream_decoder::state::postprocess(std::uint64_t samples, std::span<st
     const std::int64_t m = std::int64_t{1} << (n - 1);
     x = (x ^ m) - m;  // the reference sample is sign-extended
   }
-  std::byte* o = dst.data();
-  const std::size_t w = sample_bytes;
-  put_sample(o, w, msb, static_cast<std::uint32_t>(x));
-  for (std::uint64_t i = 1; i < samples; ++i) {
-    o += w;
-    const std::int64_t delta = d[i];
-    const std::int64_t below = x - xmin;
-    const std::int64_t above = xmax - x;
-    const std::int64_t theta = std::min(below, above);
-    if (delta <= 2 * theta) {
-      x += (delta & 1) == 0 ? delta / 2 : -((delta + 1) / 2);
-    } else if (below < above) {
-      x = xmin + delta;
-    } else {
-      x = xmax - delta;
-    }
-    // Only a corrupt stream leaves the range; keep it bounded there.
-    if (x < xmin || x > xmax) x = std::clamp(x, xmin, xmax);
-    put_sample(o, w, msb, static_cast<std::uint32_t>(x));
-  }
+  dispatch(sample_bytes, msb, [&]<std::size_t W, bool Msb>() {
+    unmap_as<W, Msb>(d.data(), samples, dst.data(), x, xmin, xmax);
+  });
 }
 
 szip_stream_decoder::szip_stream_decoder(std::span<const std::byte> payload, const szip_params& p,
