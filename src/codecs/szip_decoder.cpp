@@ -19,6 +19,9 @@ namespace {
 // larger ones, so do we: every stream it decodes, we decode the same).
 constexpr std::uint32_t k_max_se_word = 90;
 
+// The largest block decoded (AEC_NOT_ENFORCE blocks above it are refused).
+constexpr std::uint32_t k_max_block = 4096;
+
 }  // namespace
 
 struct szip_stream_decoder::state {
@@ -27,6 +30,12 @@ struct szip_stream_decoder::state {
     if (total % sample_bytes != 0) {
       fail("data length " + std::to_string(total) + " is not a multiple of sample byte width " +
            std::to_string(sample_bytes));
+    }
+    // AEC_NOT_ENFORCE admits any even block size; a block is decoded whole
+    // into `d`, so a huge one would allocate far more than the output.
+    if (p.block_size > k_max_block) {
+      fail("block_size " + std::to_string(p.block_size) + " above " + std::to_string(k_max_block) +
+           " is not supported");
     }
     samples_left = total / sample_bytes;
     per_rsi = static_cast<std::uint64_t>(p.rsi) * p.block_size;

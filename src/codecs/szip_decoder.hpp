@@ -26,7 +26,8 @@
 // AEC_DATA_MSB, else little-endian. AEC_PAD_RSI: every RSI ends at a byte
 // boundary (counted from the first decoded bit).
 //
-// Limits and refusals: parameters as szip_validate (spec 03 §7.2); a
+// Limits and refusals: parameters as szip_validate (spec 03 §7.2), and
+// blocks of at most 4096 samples (AEC_NOT_ENFORCE admits any even size); a
 // second-extension code word above 90 (pair sum above 12, libaec's bound), a
 // zero-block run past the end of its RSI, a fundamental sequence above
 // 2^32 - 1 and a stream that ends before the requested output are refused
