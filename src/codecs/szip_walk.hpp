@@ -140,6 +140,57 @@ class bit_reader {
       pos_ += 64;
     }
   }
+  // Decodes `n` fundamental sequences into out[0..n), consuming whole
+  // 64-bit windows: same values, positions and errors as `n` calls of fs()
+  // (the decoder's hot loop, src/codecs/szip_decoder.cpp).
+  void fs_into(std::uint32_t* out, std::uint32_t n) {
+    std::uint64_t run = 0;  // zeros since the last one bit, across windows
+    std::uint32_t i = 0;
+    while (i < n) {
+      if (pos_ >= limit_) fail("stream ends inside a fundamental sequence");
+      std::uint64_t w = window();  // zero past the end of the stream
+      unsigned used = 0;
+      while (w != 0 && i < n) {
+        const auto z = static_cast<unsigned>(std::countl_zero(w));
+        run += z;
+        if (run > 0xFFFFFFFFULL) fail("fundamental sequence too long");
+        out[i++] = static_cast<std::uint32_t>(run);
+        run = 0;
+        used += z + 1;
+        w = z == 63 ? 0 : w << (z + 1);
+      }
+      if (i < n) {
+        run += 64 - used;
+        pos_ += 64;
+      } else {
+        pos_ += used;
+      }
+    }
+  }
+  // Reads `n` fields of `k` bits (1..32): out[i] = field with `shift`, or
+  // (out[i] << k) | field with `append` (the split option's low parts).
+  template <bool Append>
+  void fields_into(std::uint32_t* out, std::uint32_t n, unsigned k) {
+    if (static_cast<std::uint64_t>(n) * k > limit_ - pos_) fail("stream ends inside a coded data set");
+    std::uint64_t w = window();
+    unsigned avail = 64;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      if (avail < k) {
+        pos_ += 64 - avail;
+        w = window();
+        avail = 64;
+      }
+      const auto field = static_cast<std::uint32_t>(w >> (64 - k));
+      if constexpr (Append) {
+        out[i] = static_cast<std::uint32_t>((static_cast<std::uint64_t>(out[i]) << k) | field);
+      } else {
+        out[i] = field;
+      }
+      w = k == 64 ? 0 : w << k;
+      avail -= k;
+    }
+    pos_ += 64 - avail;
+  }
 #if TENSOGRAM_SZIP_BMI2
   // skip_fs with popcnt and pdep: the n-th one from the top is the
   // (ones - n + 1)-th from the bottom, where pdep deposits a single bit.

@@ -37,9 +37,10 @@ struct szip_params {
 };
 
 /// Bytes per sample container: 1, 2, 3 (17–24 bits with 3BYTE) or 4.
-/// False in a build without libaec (src/codecs/szip_unavailable.cpp, the
-/// WebAssembly build of docs/wasm.md), where every other function here throws
-/// compression_error "codec \"szip\" is not built into this build".
+/// False in a build without libaec (src/codecs/szip_decode_only.cpp, the
+/// WebAssembly build of docs/wasm.md), which decodes with our own decoder
+/// but whose encoding functions throw compression_error "codec \"szip\" is
+/// not built into this build for encoding".
 [[nodiscard]] bool szip_available() noexcept;
 
 [[nodiscard]] std::size_t szip_sample_bytes(const szip_params& p) noexcept;

@@ -1,7 +1,8 @@
 // Encode → decode round trips in the WebAssembly build: every dtype through
 // the lossless pipelines, float64 through the lossy ones (within their
 // bounds), decodeObject / decodeRange / decodeMetadata / scan on the result,
-// and the codecs that are not built (szip without libaec) failing cleanly.
+// szip objects written by the native CLI decoding (our own decoder without
+// libaec), and szip encoding failing cleanly when libaec is absent.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
@@ -10,7 +11,9 @@ import {
   float16BitsToNumber, numberToBfloat16Bits, bfloat16BitsToNumber, simplePackingComputeParams,
   type Dtype, type EncodeDescriptor,
 } from "@tensogram/tensogram";
-import { ALL_DTYPES, rawBytes, sampleBytes } from "./helpers.js";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { ALL_DTYPES, HAVE_CLI, bytes, cli, npyBytes, npyData, rawBytes, rng, sampleBytes, tmp } from "./helpers.js";
 
 const SHAPE = [6, 50];
 const N = SHAPE[0]! * SHAPE[1]!;
@@ -156,7 +159,7 @@ describe("codecs not built into this build", () => {
     const features = doctor()["features"] as { name: string; state: string }[];
     return features.find((f) => f.name === name)?.state === "on";
   };
-  it("doctor lists the codecs, and szip fails clearly when it is absent", (t) => {
+  it("doctor lists the codecs, and szip encoding fails clearly when libaec is absent", (t) => {
     for (const c of ["zstd", "lz4", "blosc2", "zfp", "sz3"]) assert.ok(built(c), `${c} should be built in`);
     if (built("szip")) {
       t.skip("this build has libaec");
@@ -164,8 +167,54 @@ describe("codecs not built into this build", () => {
     }
     assert.throws(
       () => encode({}, [{ descriptor: { shape: [64], dtype: "uint16", compression: "szip", szip_rsi: 128, szip_block_size: 16, szip_flags: 8 }, data: new Uint16Array(64) }]),
-      (e: unknown) => e instanceof CompressionError && /codec "szip" is not built into this build/.test(e.message),
+      (e: unknown) => e instanceof CompressionError && /codec "szip" is not built into this build for encoding/.test(e.message),
     );
+  });
+});
+
+// szip objects written by the native CLI (libaec) decode in this build (our
+// own decoder when libaec is absent) to the bytes `tensogram to-npy` writes:
+// simple_packing + szip (the weather pipeline) and raw integers under
+// several szip options, whole, by object and by range.
+describe("szip decoding", { skip: !HAVE_CLI && "no C++ CLI (TENSOGRAM_CLI)" }, () => {
+  const dir = tmp("tgm-js-szip-");
+  const n = 5000;
+  const next = rng(7);
+  const field = new Float64Array(n);
+  let v = 280;
+  for (let i = 0; i < n; i++) field[i] = v += (next() - 0.5) * 2;
+  const ints = Int32Array.from({ length: n }, (_, i) => (i % 900 < 400 ? 0 : Math.floor((next() - 0.5) * 2 ** 31)));
+  writeFileSync(join(dir, "field.npy"), npyBytes("<f8", [n], bytes(field)));
+  writeFileSync(join(dir, "ints.npy"), npyBytes("<i4", [n], bytes(ints)));
+  const cases: { name: string; npy: string; args: string[] }[] = [
+    { name: "simple_packing 16 + szip", npy: "field.npy", args: ["--encoding", "simple_packing", "--bits", "16", "--compression", "szip"] },
+    { name: "simple_packing 24 + szip rsi 7 block 32", npy: "field.npy", args: ["--encoding", "simple_packing", "--bits", "24", "--compression", "szip", "--szip-rsi", "7", "--szip-block-size", "32"] },
+    { name: "int32 szip", npy: "ints.npy", args: ["--compression", "szip", "--szip-block-size", "8", "--szip-rsi", "64"] },
+    { name: "int32 szip signed, no preprocessing", npy: "ints.npy", args: ["--compression", "szip", "--szip-flags", "1"] },
+  ];
+  cases.forEach((c, k) => {
+    it(`${c.name} decodes as the native CLI decodes it`, () => {
+      const file = join(dir, `${k}.tgm`);
+      cli("convert-npy", ...c.args, "-o", file, join(dir, c.npy));
+      const out = join(dir, `out${k}`);
+      cli("to-npy", file, "-o", out);
+      const expected = npyData(join(out, readdirSync(out).filter((f) => f.endsWith(".npy"))[0]!));
+      const buf = new Uint8Array(readFileSync(file));
+      const d = decode(buf);
+      try {
+        assert.equal(d.objects[0]!.descriptor.compression, "szip");
+        assert.deepEqual(rawBytes(d.objects[0]!.data()), new Uint8Array(expected));
+      } finally {
+        d.close();
+      }
+      const one = decodeObject(buf, 0);
+      assert.deepEqual(rawBytes(one.objects[0]!.data()), new Uint8Array(expected));
+      one.close();
+      const width = expected.byteLength / n;
+      const r = decodeRange(buf, 0, [[1234, 777], [n - 3, 3]], { join: true });
+      const want = new Uint8Array([...expected.subarray(1234 * width, (1234 + 777) * width), ...expected.subarray((n - 3) * width)]);
+      assert.deepEqual(rawBytes(r.parts[0]!), want);
+    });
   });
 });
 

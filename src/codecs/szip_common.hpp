@@ -1,0 +1,31 @@
+// What src/codecs/szip.cpp (libaec) and src/codecs/szip_decode_only.cpp (our
+// own decoder, builds without libaec) share beyond szip.hpp: the checks in
+// front of a decode and of a range decode (spec 03 §7.5). Private to
+// src/codecs/szip*.cpp.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "tensogram/codecs/szip.hpp"
+
+namespace tensogram::codecs::szip_common {
+
+/// Validates `p` and the sizes of a full decode; false when there is nothing
+/// to decode (`expected` 0 and an empty payload).
+bool check_decode_sizes(std::span<const std::byte> payload, const szip_params& p, std::size_t expected);
+
+/// Where a range decode starts: the bit of the start of the RSI that holds
+/// `byte_pos` (walked from the stream, never taken from `stored_offsets`,
+/// whose count only bounds the RSI index) and the decoded bytes of that RSI
+/// before `byte_pos`. Validates `p` and the range.
+struct range_start {
+  std::uint64_t bit = 0;
+  std::uint64_t skip = 0;
+};
+range_start locate_range(std::span<const std::byte> payload, const szip_params& p,
+                         std::span<const std::uint64_t> stored_offsets, std::uint64_t total_bytes,
+                         std::uint64_t byte_pos, std::uint64_t byte_size);
+
+}  // namespace tensogram::codecs::szip_common

@@ -1,0 +1,261 @@
+// The CCSDS 121.0-B-3 decoder of szip_decoder.hpp (format, limits and
+// refusals are described there).
+#include "szip_decoder.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "szip_walk.hpp"
+
+namespace tensogram::codecs {
+
+using szip_walk::bit_reader;
+using szip_walk::fail;
+
+namespace {
+
+// The largest second-extension code word: pair sums up to 12 (libaec refuses
+// larger ones, so do we: every stream it decodes, we decode the same).
+constexpr std::uint32_t k_max_se_word = 90;
+
+// The largest block decoded (AEC_NOT_ENFORCE blocks above it are refused).
+constexpr std::uint32_t k_max_block = 4096;
+
+}  // namespace
+
+struct szip_stream_decoder::state {
+  state(std::span<const std::byte> payload, const szip_params& p, std::uint64_t total, std::uint64_t start)
+      : p(p), r(payload, start), start_bit(start), sample_bytes(szip_sample_bytes(p)) {
+    if (total % sample_bytes != 0) {
+      fail("data length " + std::to_string(total) + " is not a multiple of sample byte width " +
+           std::to_string(sample_bytes));
+    }
+    // AEC_NOT_ENFORCE admits any even block size; a block is decoded whole
+    // into `d`, so a huge one would allocate far more than the output.
+    if (p.block_size > k_max_block) {
+      fail("block_size " + std::to_string(p.block_size) + " above " + std::to_string(k_max_block) +
+           " is not supported");
+    }
+    samples_left = total / sample_bytes;
+    per_rsi = static_cast<std::uint64_t>(p.rsi) * p.block_size;
+    id_len = szip_walk::id_length(p);
+    pp = (p.flags & szip_flags::data_preprocess) != 0;
+    is_signed = (p.flags & szip_flags::data_signed) != 0;
+    msb = (p.flags & szip_flags::data_msb) != 0;
+  }
+
+  szip_params p;
+  bit_reader r;
+  std::uint64_t start_bit;
+  std::size_t sample_bytes;
+  std::uint64_t samples_left = 0;  // not yet decoded into `d`
+  std::uint64_t per_rsi = 0;
+  unsigned id_len = 3;
+  bool pp = false;
+  bool is_signed = false;
+  bool msb = false;
+  std::vector<std::uint32_t> d;    // one RSI's decoded values (before §4.3's inverse)
+  std::vector<std::byte> pending;  // the part of the last RSI not yet handed out
+  std::size_t pending_at = 0;
+
+  void decode_rsi(std::uint64_t samples);
+  void postprocess(std::uint64_t samples, std::span<std::byte> dst) const;
+  void store(std::uint64_t samples, std::span<std::byte> dst) const;
+};
+
+// One RSI (§5.1), the first `samples` of its values into `d` (whole blocks).
+void szip_stream_decoder::state::decode_rsi(std::uint64_t samples) {
+  const std::uint32_t bs = p.block_size;
+  const auto blocks = static_cast<std::uint32_t>((samples + bs - 1) / bs);
+  if (d.size() < static_cast<std::size_t>(blocks) * bs) d.resize(static_cast<std::size_t>(blocks) * bs);
+  const std::uint32_t all_ones = (1U << id_len) - 1;
+  const unsigned n = p.bits_per_sample;
+  std::uint32_t b = 0;
+  while (b < blocks) {
+    const unsigned ref = (pp && b == 0) ? 1U : 0U;
+    std::uint32_t* v = d.data() + static_cast<std::size_t>(b) * bs;
+    const std::uint32_t id = r.bits(id_len);
+    if (id == 0) {
+      const bool second_extension = r.bits(1) == 1;
+      if (ref != 0) v[0] = r.bits(n);
+      if (second_extension) {
+        // §5.1.5: pairs (a, b) from m = (a+b)(a+b+1)/2 + b; with a reference
+        // sample the first pair's a is not coded (its b is the block's second
+        // value).
+        for (std::uint32_t i = ref; i < bs;) {
+          const std::uint32_t m = r.fs();
+          if (m > k_max_se_word) fail("second-extension code word " + std::to_string(m) + " out of range");
+          std::uint32_t s = 0;
+          while ((s + 1) * (s + 2) / 2 <= m) ++s;
+          const std::uint32_t second = m - s * (s + 1) / 2;
+          if ((i & 1U) == 0) v[i++] = s - second;
+          v[i++] = second;
+        }
+        ++b;
+        continue;
+      }
+      // §5.1.4: zero-block run; FS value 4 (count 5) is the ROS.
+      std::uint32_t zero_blocks = r.fs();
+      if (zero_blocks == 0xFFFFFFFFU) fail("zero-block run too long");
+      ++zero_blocks;
+      if (zero_blocks == 5) {
+        zero_blocks = std::min(p.rsi - b, 64 - (b % 64));
+      } else if (zero_blocks > 5) {
+        --zero_blocks;
+      }
+      if (zero_blocks > p.rsi - b) fail("zero-block run past the end of its RSI");
+      const std::uint32_t take = std::min(zero_blocks, blocks - b);
+      std::fill(v + ref, v + static_cast<std::size_t>(take) * bs, 0U);
+      b += take;
+    } else if (id == all_ones) {
+      r.fields_into<false>(v, bs, n);
+      ++b;
+    } else {
+      // §5.1.3: split samples, the FS of every high part, then the k-bit
+      // low parts.
+      const unsigned k = id - 1;
+      if (ref != 0) v[0] = r.bits(n);
+      r.fs_into(v + ref, bs - ref);
+      if (k != 0) r.fields_into<true>(v + ref, bs - ref, k);
+      ++b;
+    }
+  }
+  if ((p.flags & szip_flags::pad_rsi) != 0) {
+    const std::uint64_t used = r.position() - start_bit;
+    if (used % 8 != 0 && samples == per_rsi) r.skip(8 - used % 8);
+  }
+}
+
+namespace {
+
+// Writes `x` (low bits) into `dst` as one W-byte sample container.
+template <std::size_t W, bool Msb>
+[[gnu::always_inline]] inline void put_sample(std::byte* dst, std::uint32_t x) noexcept {
+  for (std::size_t i = 0; i < W; ++i) {
+    const std::size_t shift = 8 * (Msb ? W - 1 - i : i);
+    dst[i] = static_cast<std::byte>((x >> shift) & 0xFFU);
+  }
+}
+
+// Without preprocessing: the values themselves.
+template <std::size_t W, bool Msb>
+void store_as(const std::uint32_t* d, std::uint64_t samples, std::byte* o) noexcept {
+  for (std::uint64_t i = 0; i < samples; ++i, o += W) put_sample<W, Msb>(o, d[i]);
+}
+
+// §4.3's inverse mapping of the unit-delay predictor's residuals, from the
+// RSI's reference sample (d[0]), in [xmin, xmax].
+template <std::size_t W, bool Msb>
+void unmap_as(const std::uint32_t* d, std::uint64_t samples, std::byte* o, std::int64_t x, std::int64_t xmin,
+              std::int64_t xmax) noexcept {
+  put_sample<W, Msb>(o, static_cast<std::uint32_t>(x));
+  for (std::uint64_t i = 1; i < samples; ++i) {
+    o += W;
+    const std::int64_t delta = d[i];
+    const std::int64_t below = x - xmin;
+    const std::int64_t above = xmax - x;
+    const std::int64_t theta = std::min(below, above);
+    // Within ±theta: delta/2 for even delta, -(delta+1)/2 = ~(delta/2) for
+    // odd; beyond it the residual only goes the other way. Selects, no
+    // branches: the choice follows the data.
+    const std::int64_t near = x + ((delta >> 1) ^ -(delta & 1));
+    const std::int64_t far = below < above ? xmin + delta : xmax - delta;
+    x = delta <= 2 * theta ? near : far;
+    // Only a corrupt stream leaves the range; keep it bounded there.
+    x = std::clamp(x, xmin, xmax);
+    put_sample<W, Msb>(o, static_cast<std::uint32_t>(x));
+  }
+}
+
+// Calls f.template operator()<W, Msb>() for the runtime width and order.
+template <class F>
+void dispatch(std::size_t w, bool msb, F&& f) {
+  const auto by_order = [&]<std::size_t W>() {
+    if (msb) {
+      f.template operator()<W, true>();
+    } else {
+      f.template operator()<W, false>();
+    }
+  };
+  switch (w) {
+    case 1: f.template operator()<1, true>(); break;
+    case 2: by_order.template operator()<2>(); break;
+    case 3: by_order.template operator()<3>(); break;
+    default: by_order.template operator()<4>(); break;
+  }
+}
+
+}  // namespace
+
+void szip_stream_decoder::state::store(std::uint64_t samples, std::span<std::byte> dst) const {
+  dispatch(sample_bytes, msb,
+           [&]<std::size_t W, bool Msb>() { store_as<W, Msb>(d.data(), samples, dst.data()); });
+}
+
+void szip_stream_decoder::state::postprocess(std::uint64_t samples, std::span<std::byte> dst) const {
+  const unsigned n = p.bits_per_sample;
+  const std::int64_t xmin = is_signed ? -(std::int64_t{1} << (n - 1)) : 0;
+  const std::int64_t xmax = is_signed ? (std::int64_t{1} << (n - 1)) - 1 : (std::int64_t{1} << n) - 1;
+  std::int64_t x = d[0];
+  if (is_signed) {
+    const std::int64_t m = std::int64_t{1} << (n - 1);
+    x = (x ^ m) - m;  // the reference sample is sign-extended
+  }
+  dispatch(sample_bytes, msb, [&]<std::size_t W, bool Msb>() {
+    unmap_as<W, Msb>(d.data(), samples, dst.data(), x, xmin, xmax);
+  });
+}
+
+szip_stream_decoder::szip_stream_decoder(std::span<const std::byte> payload, const szip_params& p,
+                                         std::uint64_t total, std::uint64_t start_bit) {
+  szip_validate(p);
+  s_ = std::make_unique<state>(payload, p, total, start_bit);
+}
+
+szip_stream_decoder::~szip_stream_decoder() = default;
+
+std::uint64_t szip_stream_decoder::position() const noexcept {
+  return s_->r.position();
+}
+
+void szip_stream_decoder::next(std::span<std::byte> out) {
+  state& s = *s_;
+  std::size_t at = 0;
+  while (at < out.size()) {
+    if (s.pending_at < s.pending.size()) {
+      const std::size_t n = std::min(out.size() - at, s.pending.size() - s.pending_at);
+      std::memcpy(out.data() + at, s.pending.data() + s.pending_at, n);
+      s.pending_at += n;
+      at += n;
+      continue;
+    }
+    if (s.samples_left == 0) fail("more bytes requested than the stream decodes to");
+    const std::uint64_t samples = std::min(s.per_rsi, s.samples_left);
+    s.decode_rsi(samples);
+    s.samples_left -= samples;
+    const auto bytes = static_cast<std::size_t>(samples * s.sample_bytes);
+    // Straight into `out` when the whole RSI fits, else through `pending`.
+    std::span<std::byte> dst;
+    if (bytes <= out.size() - at) {
+      dst = out.subspan(at, bytes);
+      at += bytes;
+    } else {
+      s.pending.resize(bytes);
+      s.pending_at = 0;
+      dst = s.pending;
+    }
+    if (s.pp) {
+      s.postprocess(samples, dst);
+    } else {
+      s.store(samples, dst);
+    }
+  }
+}
+
+void szip_decode_into(std::span<const std::byte> payload, const szip_params& p, std::span<std::byte> out) {
+  szip_stream_decoder dec(payload, p, out.size());
+  dec.next(out);
+}
+
+}  // namespace tensogram::codecs
