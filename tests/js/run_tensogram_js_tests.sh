@@ -6,6 +6,7 @@
 # when emcc, node or npm is missing. The WebAssembly third-party libraries
 # are cached (TENSOGRAM_WASM_CACHE, default ~/.cache/tensogram-wasm).
 set -eu
+here=$(cd "$(dirname "$0")" && pwd)
 src=$1
 work=$2
 cli=${3:-}
@@ -34,3 +35,16 @@ npm ci --no-audit --no-fund --loglevel=error
 npm run --silent build
 npm run --silent build:test
 TENSOGRAM_CLI="$cli" TENSOGRAM_FIXTURES="$fixtures" npm test --silent
+
+# The published package: exactly the files `npm pack` ships (the WebAssembly
+# module included), unpacked where a user's `npm install` puts them, and used
+# through both entry points by tests/js/consumer/tensogram_consumer.mjs.
+rm -rf pack consumer
+mkdir -p pack consumer/node_modules/@tensogram
+npm pack --silent --pack-destination pack >/dev/null
+tar -xzf pack/tensogram-tensogram-*.tgz -C consumer/node_modules/@tensogram
+mv consumer/node_modules/@tensogram/package consumer/node_modules/@tensogram/tensogram
+printf '{ "private": true, "type": "module" }\n' >consumer/package.json
+cp "$here/consumer/tensogram_consumer.mjs" consumer/
+cd consumer
+node tensogram_consumer.mjs
