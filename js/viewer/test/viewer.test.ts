@@ -162,6 +162,37 @@ function expectedLonLat(w: number, h: number, x: number, y: number): [number, nu
   return [(((x + 0.5 - w / 2) / k) * 180) / Math.PI, ((-(y + 0.5 - h / 2) / k) * 180) / Math.PI];
 }
 
+interface MapBox { x: number; y: number; w: number; h: number; cw: number; ch: number }
+
+/** The map canvas: its place on the page (CSS pixels) and its size in device pixels. */
+async function mapBox(page: Page): Promise<MapBox> {
+  return (await page.$eval("#map", (e) => {
+    const r = e.getBoundingClientRect();
+    const c = e as HTMLCanvasElement;
+    return { x: r.left, y: r.top, w: r.width, h: r.height, cw: c.width, ch: c.height };
+  }))!;
+}
+
+/**
+ * Moves the mouse to the fraction (fx, fy) of the map and waits until the
+ * read-out shows that canvas pixel; returns the pixel and the read-out.
+ * Chromium delivers whole CSS pixels to mouse events: the canvas pixel under
+ * the cursor is computed from the rounded position.
+ */
+async function hover(page: Page, box: MapBox, fx: number, fy: number) {
+  const cx = Math.round(box.x + box.w * fx);
+  const cy = Math.round(box.y + box.h * fy);
+  const px = Math.floor(cx - box.x);
+  const py = Math.floor(cy - box.y);
+  await page.mouse.move(cx, cy);
+  await page.waitForFunction((x, y) => {
+    const d = document.getElementById("readout")!.dataset;
+    return !document.getElementById("readout")!.hidden && d["x"] === String(x) && d["y"] === String(y);
+  }, {}, px, py);
+  const readout: Record<string, string | undefined> = await page.$eval("#readout", (e) => ({ ...(e as HTMLElement).dataset }));
+  return { px, py, readout };
+}
+
 describe("tgm files", () => {
   test("open, browse, step, read a value, compare the picture", async () => {
     const page = await newPage();
@@ -183,11 +214,7 @@ describe("tgm files", () => {
     await page.waitForFunction(() => document.getElementById("map")?.dataset["coastlines"] === "yes");
 
     // The value under the cursor is the decoded value of the grid point there.
-    const box = (await page.$eval("#map", (e) => {
-      const r = e.getBoundingClientRect();
-      const c = e as HTMLCanvasElement;
-      return { x: r.left, y: r.top, w: r.width, h: r.height, cw: c.width, ch: c.height };
-    }))!;
+    const box = await mapBox(page);
     const decodedStep6 = (() => {
       const p = encode({ base: [{}] }, [{ descriptor: { shape: [NLAT, NLON], dtype: "float32" }, data: field(6) }]);
       const d = decode(p);
@@ -196,18 +223,7 @@ describe("tgm files", () => {
       return v;
     })();
     for (const [fx, fy] of [[0.3, 0.35], [0.62, 0.58], [0.81, 0.22]] as const) {
-      // Chromium delivers whole CSS pixels to mouse events: the canvas pixel
-      // under the cursor is computed from the rounded position.
-      const cx = Math.round(box.x + box.w * fx);
-      const cy = Math.round(box.y + box.h * fy);
-      const px = Math.floor(cx - box.x);
-      const py = Math.floor(cy - box.y);
-      await page.mouse.move(cx, cy);
-      await page.waitForFunction((x, y) => {
-        const d = document.getElementById("readout")!.dataset;
-        return d["x"] === String(x) && d["y"] === String(y);
-      }, {}, px, py);
-      const r: Record<string, string | undefined> = await page.$eval("#readout", (e) => ({ ...(e as HTMLElement).dataset }));
+      const { px, py, readout: r } = await hover(page, box, fx, fy);
       const [lon, lat] = expectedLonLat(box.cw, box.ch, px, py);
       const i = Math.round((90 - lat) / 2);
       const j = ((Math.round((lon + 180) / 2) % NLON) + NLON) % NLON;
@@ -359,10 +375,7 @@ describe("levels packed in one tensor", () => {
     const page = await newPage("?url=/files/packed.tgm");
     await rendered(page, "0:0");
     assert.deepEqual(await page.$$eval("#packed-level option", (es) => es.map((e) => e.textContent)), ["level 850", "level 500"]);
-    const box = (await page.$eval("#map", (e) => {
-      const r = e.getBoundingClientRect();
-      return { x: r.left, y: r.top, w: r.width, h: r.height };
-    }))!;
+    const box = await mapBox(page);
     const at = async () => {
       await page.mouse.move(Math.round(box.x + box.w * 0.4), Math.round(box.y + box.h * 0.45));
       await page.waitForFunction(() => !document.getElementById("readout")!.hidden);
@@ -398,22 +411,9 @@ describe("scattered points with latitude/longitude objects", () => {
     const page = await newPage("?url=/files/points.tgm");
     await rendered(page, "0:2");
     assert.deepEqual(await page.$$eval(".group-head", (es) => es.map((e) => (e as HTMLElement).dataset["param"])), ["tp"], "coordinates are not fields");
-    const box = (await page.$eval("#map", (e) => {
-      const r = e.getBoundingClientRect();
-      const c = e as HTMLCanvasElement;
-      return { x: r.left, y: r.top, w: r.width, h: r.height, cw: c.width, ch: c.height };
-    }))!;
+    const box = await mapBox(page);
     for (const [fx, fy] of [[0.3, 0.4], [0.7, 0.6]] as const) {
-      const cx = Math.round(box.x + box.w * fx);
-      const cy = Math.round(box.y + box.h * fy);
-      const px = Math.floor(cx - box.x);
-      const py = Math.floor(cy - box.y);
-      await page.mouse.move(cx, cy);
-      await page.waitForFunction((x, y) => {
-        const d = document.getElementById("readout")!.dataset;
-        return !document.getElementById("readout")!.hidden && d["x"] === String(x) && d["y"] === String(y);
-      }, {}, px, py);
-      const r: Record<string, string | undefined> = await page.$eval("#readout", (e) => ({ ...(e as HTMLElement).dataset }));
+      const { px, py, readout: r } = await hover(page, box, fx, fy);
       const [lo, la] = expectedLonLat(box.cw, box.ch, px, py);
       const k = bruteNearest(lat, lon, la, lo);
       assert.equal(Number(r["i"]), k, `point at (${px}, ${py})`);
