@@ -13,14 +13,7 @@ src=$1
 work=$2
 cli=${3:-}
 fixtures=${4:-}
-skip() {
-  if [ "${TENSOGRAM_REQUIRE_WASM:-0}" = 1 ]; then
-    echo "$1 but TENSOGRAM_REQUIRE_WASM=1" >&2
-    exit 1
-  fi
-  echo "$1: skipping the TypeScript/WebAssembly tests"
-  exit 77
-}
+. "$(dirname "$0")/skip.sh"
 command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || skip "node/npm not found"
 # Without Emscripten the fixture skipped, and a module left in dist/wasm
 # may be stale.

@@ -11,14 +11,7 @@
 set -eu
 js=$(cd "$1" && pwd)
 fixtures=${2:-}
-skip() {
-  if [ "${TENSOGRAM_REQUIRE_WASM:-0}" = 1 ]; then
-    echo "$1 but TENSOGRAM_REQUIRE_WASM=1" >&2
-    exit 1
-  fi
-  echo "$1: skipping the viewer tests"
-  exit 77
-}
+. "$(dirname "$0")/skip.sh"
 command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || skip "node/npm not found"
 command -v emcc >/dev/null 2>&1 || skip "emcc not found (Debian: apt-get install emscripten)"
 [ -f "$js/tensogram/dist/wasm/tensogram_wasm.wasm" ] || skip "$js/tensogram/dist/wasm has no module"

@@ -9,12 +9,6 @@
 # TENSOGRAM_REQUIRE_WASM=1.
 set -eu
 pkg=$1
-if ! command -v emcc >/dev/null 2>&1; then
-  if [ "${TENSOGRAM_REQUIRE_WASM:-0}" = 1 ]; then
-    echo "emcc not found (Debian: apt-get install emscripten) but TENSOGRAM_REQUIRE_WASM=1" >&2
-    exit 1
-  fi
-  echo "emcc not found (Debian: apt-get install emscripten): skipping the WebAssembly module"
-  exit 77
-fi
+. "$(dirname "$0")/skip.sh"
+command -v emcc >/dev/null 2>&1 || skip "emcc not found (Debian: apt-get install emscripten)"
 exec sh "$pkg/scripts/build-wasm.sh"
