@@ -32,6 +32,13 @@ DEPS := build-essential cmake pkg-config \
         libeccodes-dev libnetcdf-dev \
         libgtest-dev libgmock-dev libbenchmark-dev \
         clang libclang-rt-14-dev clang-format gfortran nodejs
+# What only the WebAssembly module needs (`make viewer`, and the tests below):
+# Emscripten, and dpkg-dev for `apt-get source` of its third-party sources;
+# what the tests of the module's package and of the web viewer add (`make
+# test`, test-wasm, test-viewer): Chromium and the font the viewer's reference
+# screenshots were drawn with.
+WASM_DEPS := emscripten dpkg-dev
+WEB_DEPS := $(WASM_DEPS) chromium fonts-dejavu-core
 
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE ?= cmake
@@ -65,9 +72,9 @@ help:
 	@echo "make demo           install deps, build Release into $(BUILD_DIR)/, run the demo into $(OUT_DIR)/"
 	@echo "make test           install deps, build $(TEST_DIR)/ (RelWithDebInfo at -O3), run ctest"
 	@echo "make test-sanitize  the same under ASan+UBSan in $(ASAN_DIR)/ (Debug)"
-	@echo "make test-wasm      the WebAssembly package js/tensogram (Emscripten build of the core, node --test; not in CI)"
+	@echo "make test-wasm      the WebAssembly package js/tensogram (Emscripten build of the core, node --test): part of make test, alone"
 	@echo "make viewer         build and serve the web viewer js/viewer on http://127.0.0.1:$(VIEWER_PORT)/ (FILE=x.tgm opens a file)"
-	@echo "make test-viewer    the viewer's tests in headless Chromium (Debian's chromium, puppeteer-core; not in CI)"
+	@echo "make test-viewer    the viewer's tests in headless Chromium (Debian's chromium, puppeteer-core): part of make test, alone"
 	@echo "make soak           the crash-safety tests with SOAK_KILLS=$(SOAK_KILLS) SIGKILLs per writer, in $(TEST_DIR)/"
 	@echo "make deps           install the Debian packages: $(DEPS)"
 	@echo "make build          Release build into $(BUILD_DIR)/"
@@ -139,9 +146,10 @@ TEST_OPT_FLAGS := -O3 -g1 -DNDEBUG
 # which kept CI over the hour.
 SANITIZE_OPT_FLAGS := -O1 -g1
 test: deps
+	$(MAKE) deps DEPS="$(WEB_DEPS)"
 	$(CMAKE) -S . -B $(TEST_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$(TEST_OPT_FLAGS)" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=$(TEST_OPT_FLAGS)" \
-	  -DTENSOGRAM_WASM_TESTS=OFF $(CMAKE_ARGS)
+	  -DTENSOGRAM_WASM_TESTS=ON $(CMAKE_ARGS)
 	$(CMAKE) --build $(TEST_DIR) -j $(JOBS)
 	cd $(TEST_DIR) && $(CTEST) --output-on-failure -j $(JOBS)
 
@@ -156,22 +164,24 @@ soak: deps
 	  --timeout 3600
 
 # The WebAssembly module of the core and its TypeScript package
-# (docs/wasm.md): Debian's emscripten, the third-party sources through
-# `apt-get source` into a per-machine cache, the core through ccache. Not in
-# CI: a cold build takes longer than the rest of CI together.
-test-wasm: deps
-	$(MAKE) deps DEPS=emscripten
+# (docs/wasm.md), and the web viewer in headless Chromium (docs/viewer.md):
+# the CTest tests `make test` runs among the others (tests/js/CMakeLists.txt),
+# alone. The module's third-party sources come through `apt-get source` into a
+# per-machine cache; the core goes through ccache.
+test-wasm test-viewer: deps
+	$(MAKE) deps DEPS="$(WEB_DEPS)"
 	$(CMAKE) -S . -B $(TEST_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$(TEST_OPT_FLAGS)" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=$(TEST_OPT_FLAGS)" \
 	  -DTENSOGRAM_WASM_TESTS=ON $(CMAKE_ARGS)
-	$(CMAKE) --build $(TEST_DIR) -j $(JOBS) --target tensogram_cli
-	cd $(TEST_DIR) && $(CTEST) --output-on-failure -V -R '^tensogram_js_tests$$'
+	$(if $(filter test-wasm,$@),$(CMAKE) --build $(TEST_DIR) -j $(JOBS) --target tensogram_cli)
+	cd $(TEST_DIR) && $(CTEST) --output-on-failure -V \
+	  -R '^tensogram_$(if $(filter test-wasm,$@),js,viewer)_tests$$'
 
 # The web viewer (js/viewer, docs/viewer.md): a static site built by Vite
 # over the two TypeScript packages. `npm ci` runs only when a lockfile is
 # newer than the installed tree. The WebAssembly module is brought up to date
 # as in test-wasm (js/tensogram's build:wasm: incremental, ccache; the first
-# build on a machine takes ~30 min).
+# build on a machine takes ~5 min).
 VIEWER_PORT ?= 5173
 FILE ?=
 JS_TGM := js/tensogram
@@ -183,7 +193,7 @@ JS_VIEWER := js/viewer
 
 viewer-build: $(JS_TGM)/node_modules/.package-lock.json $(JS_MT)/node_modules/.package-lock.json
 	cd $(JS_TGM) && npm run build
-	$(MAKE) deps DEPS=emscripten
+	$(MAKE) deps DEPS="$(WASM_DEPS)"
 	cd $(JS_TGM) && npm run build:wasm
 	cd $(JS_MT) && npm run build
 	$(MAKE) $(JS_VIEWER)/node_modules/.package-lock.json
@@ -196,10 +206,6 @@ viewer: viewer-build
 	  echo "==> open http://127.0.0.1:$(VIEWER_PORT)/?url=/local/$$(basename "$(FILE)")"; \
 	else echo "==> open http://127.0.0.1:$(VIEWER_PORT)/"; fi
 	cd $(JS_VIEWER) && VIEWER_FILE="$(if $(FILE),$(abspath $(FILE)))" npx vite preview --port $(VIEWER_PORT) --strictPort
-
-test-viewer: viewer-build
-	$(MAKE) deps DEPS=chromium
-	cd $(JS_VIEWER) && npm run build:test && npm test
 
 # The whole suite but the downstream (install/packaging) tests and the
 # TypeScript packages' tests, which `make test` runs: the first rebuild

@@ -1,35 +1,31 @@
 #!/bin/sh
-# run_tensogram_js_tests.sh SRC WORK [CLI [FIXTURES]]: builds the WebAssembly
-# module and the TypeScript package SRC (js/tensogram) in the copy WORK and
+# run_tensogram_js_tests.sh SRC WORK [CLI [FIXTURES]]: builds the TypeScript
+# package SRC (js/tensogram) in the copy WORK, with the WebAssembly module
+# that the CTest fixture tensogram_wasm_module built into SRC/dist/wasm, and
 # runs its tests; CLI is the C++ tensogram tool for the cross-language tests,
 # FIXTURES the shared fixtures directory. Exit 77 (CTest SKIP_RETURN_CODE)
-# when emcc, node or npm is missing. The WebAssembly third-party libraries
-# are cached (TENSOGRAM_WASM_CACHE, default ~/.cache/tensogram-wasm).
+# when node, npm or the module is missing (or Emscripten: the
+# module may then be stale), unless
+# TENSOGRAM_REQUIRE_WASM=1.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 src=$1
 work=$2
 cli=${3:-}
 fixtures=${4:-}
-if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-  echo "node/npm not found: skipping the TypeScript/WebAssembly tests"
-  exit 77
-fi
-if ! command -v emcc >/dev/null 2>&1; then
-  echo "emcc not found (Debian: apt-get install emscripten): skipping the TypeScript/WebAssembly tests"
-  exit 77
-fi
+. "$(dirname "$0")/skip.sh"
+command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || skip "node/npm not found"
+# Without Emscripten the fixture skipped, and a module left in dist/wasm
+# may be stale.
+command -v emcc >/dev/null 2>&1 || skip "emcc not found (Debian: apt-get install emscripten)"
+[ -f "$src/dist/wasm/tensogram_wasm.wasm" ] || skip "$src/dist/wasm has no module"
 mkdir -p "$work"
 rm -rf "$work/src" "$work/test" "$work/dist" "$work/dist-test"
 for f in package.json package-lock.json tsconfig.json tsconfig.test.json src test; do
   cp -R "$src/$f" "$work/"
 done
-# The module is built from the source tree (its CMake project reads src/ of
-# the repository) in the package's own build directory, SRC/build/wasm (git
-# ignores it), the one `npm run build:wasm` uses: one incremental build for
-# both, where a build directory of its own here would start cold (ccache
-# misses it: the sources' relative paths differ). Copied to WORK/dist/wasm.
-sh "$src/scripts/build-wasm.sh" "$work/dist/wasm"
+mkdir -p "$work/dist/wasm"
+cp "$src/dist/wasm/tensogram_wasm.js" "$src/dist/wasm/tensogram_wasm.wasm" "$work/dist/wasm/"
 cd "$work"
 npm ci --no-audit --no-fund --loglevel=error
 npm run --silent build

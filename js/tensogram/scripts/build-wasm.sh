@@ -45,7 +45,13 @@ srcdir=$cache/src
 if [ ! -f "$srcdir/.complete" ]; then
   apt_dir=$cache/apt
   mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial" "$apt_dir/etc" "$srcdir"
-  echo "deb-src http://deb.debian.org/debian bookworm main" > "$apt_dir/etc/sources.list"
+  # The system's own Debian mirror (deb822 or one-line format), so a machine
+  # that reaches Debian only through its configured mirror fetches from it.
+  mirror=$(sed -n 's|^URIs: *\(http[^ ]*/debian\)/\{0,1\} *$|\1|p' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1)
+  [ -n "$mirror" ] || mirror=$(sed -n 's|^deb  *\(\[[^]]*\]  *\)\{0,1\}\(http[^ ]*/debian\)/\{0,1\} .*|\2|p' /etc/apt/sources.list 2>/dev/null | head -n 1)
+  suite=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
+  echo "deb-src ${mirror:-http://deb.debian.org/debian} ${suite:-bookworm} main" > "$apt_dir/etc/sources.list"
+  cat "$apt_dir/etc/sources.list"
   set -- -o "Dir::Etc::SourceList=$apt_dir/etc/sources.list" -o Dir::Etc::SourceParts=/nonexistent \
     -o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache=$apt_dir" -o APT::Sandbox::User=root
   apt-get "$@" -q update

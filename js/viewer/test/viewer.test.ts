@@ -476,6 +476,56 @@ describe("bad input shows a message", () => {
   });
 });
 
+// The files `make demo` makes: examples/demo.cpp's .tgm (CTest passes its
+// path, the demo_tgm fixture) and the metatensor file `metatensor from-tgm`
+// makes of it (METATENSOR_CLI), as the demo's last line tells a user to open.
+const DEMO_TGM = process.env["TENSOGRAM_DEMO_TGM"] ?? "";
+const METATENSOR_CLI = process.env["METATENSOR_CLI"] ?? "";
+describe("the demo's files", { skip: !(DEMO_TGM && existsSync(DEMO_TGM)) && "TENSOGRAM_DEMO_TGM not given" }, () => {
+  test("demo.tgm: its field on the map, the value under the cursor is the decoded one", async () => {
+    const bytes = new Uint8Array(readFileSync(DEMO_TGM));
+    const d = decode(bytes);
+    const obj = d.objects[0]!;
+    const [rows, cols] = obj.descriptor.shape as number[];
+    const values = Float64Array.from(obj.data() as unknown as ArrayLike<number>);
+    d.close();
+    server.files.set("demo.tgm", bytes);
+    const page = await newPage("?url=/files/demo.tgm");
+    await rendered(page, "0:0");
+    assert.deepEqual(await page.$$eval(".group-head", (es) => es.map((e) => (e as HTMLElement).dataset["param"])), ["2t"]);
+    await page.waitForFunction(() => document.getElementById("map")?.dataset["coastlines"] === "yes");
+    const box = await mapBox(page);
+    for (const [fx, fy] of [[0.25, 0.3], [0.7, 0.65]] as const) {
+      const { readout: r } = await hover(page, box, fx, fy);
+      const i = Number(r["i"]);
+      const j = Number(r["j"]);
+      assert.ok(i >= 0 && i < rows! && j >= 0 && j < cols!, JSON.stringify(r));
+      assert.equal(Number(r["value"]), values[i * cols! + j], `value at grid point (${i}, ${j})`);
+      // The demo's grid: 0.25° from 90° N.
+      assert.ok(Math.abs(Number(r["lat"]) - (90 - 0.25 * i)) < 1e-9, JSON.stringify(r));
+    }
+    assert.deepEqual((page as Page & { errors?: string[] }).errors, []);
+    await page.close();
+  });
+
+  test("demo.mt (metatensor from-tgm): the tensor list and the field as an image", { skip: !METATENSOR_CLI && "METATENSOR_CLI not given" }, async () => {
+    const mt = join(TMP, "demo.mt");
+    await new Promise<void>((ok, fail) => {
+      const child = spawn(METATENSOR_CLI, ["from-tgm", DEMO_TGM, "-o", mt, "--name-key", "mars.param"], { stdio: "inherit" });
+      child.on("error", fail);
+      child.on("exit", (code) => (code === 0 ? ok() : fail(new Error(`metatensor from-tgm exited ${code}`))));
+    });
+    const page = await newPage();
+    await upload(page, mt);
+    await page.waitForFunction(() => document.body.dataset["state"] === "ready" && document.body.dataset["format"] === "metatensor");
+    assert.deepEqual(await page.$$eval(".row[data-tensor]", (es) => es.map((e) => (e as HTMLElement).dataset["tensor"])), ["2t"]);
+    await page.click('.row[data-tensor="2t"]');
+    await page.waitForFunction(() => document.getElementById("tensor-view")?.dataset["kind"] === "image");
+    assert.deepEqual((page as Page & { errors?: string[] }).errors, []);
+    await page.close();
+  });
+});
+
 describe("metatensor files", () => {
   test("tensor list, image, plot, paged table, ragged rows", async () => {
     const page = await newPage();

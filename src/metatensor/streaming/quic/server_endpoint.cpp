@@ -315,8 +315,8 @@ struct server_endpoint::impl final : detail::endpoint_base {
     const auto n = ngtcp2_crypto_write_retry(buf.data(), buf.size(), hd.version, &hd.scid, &retry_scid,
                                              &hd.dcid, token.data(), static_cast<std::size_t>(tokenlen));
     if (n <= 0) return;
+    stats.retries_sent.fetch_add(1, std::memory_order_relaxed);  // before it leaves, as resets_sent
     io_->send_one(buf.data(), static_cast<std::size_t>(n), to, to_len);
-    stats.retries_sent.fetch_add(1, std::memory_order_relaxed);
     refusals.note("Initial without a token answered with Retry", "address validation", ts);
   }
 
@@ -356,8 +356,10 @@ struct server_endpoint::impl final : detail::endpoint_base {
     const auto n =
         ngtcp2_pkt_write_stateless_reset(buf.data(), total, token, rand.data(), total - sizeof(token));
     if (n <= 0) return;
-    io_->send_one(buf.data(), static_cast<std::size_t>(n), to, to_len);
+    // Counted before it leaves: a peer that has acted on the reset must find
+    // it in the statistics (a test saw the client fail before the count).
     stats.resets_sent.fetch_add(1, std::memory_order_relaxed);
+    io_->send_one(buf.data(), static_cast<std::size_t>(n), to, to_len);
   }
 
   // RFC 9000 §6: a Version Negotiation packet, only in answer to datagrams
