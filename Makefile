@@ -72,9 +72,9 @@ help:
 	@echo "make demo           install deps, build Release into $(BUILD_DIR)/, run the demo into $(OUT_DIR)/"
 	@echo "make test           install deps, build $(TEST_DIR)/ (RelWithDebInfo at -O3), run ctest"
 	@echo "make test-sanitize  the same under ASan+UBSan in $(ASAN_DIR)/ (Debug)"
-	@echo "make test-wasm      the WebAssembly package js/tensogram (Emscripten build of the core, node --test): part of make test, alone"
+	@echo "make test-wasm      the WebAssembly package js/tensogram (Emscripten build of the core, node --test); make test runs it too"
 	@echo "make viewer         build and serve the web viewer js/viewer on http://127.0.0.1:$(VIEWER_PORT)/ (FILE=x.tgm opens a file)"
-	@echo "make test-viewer    the viewer's tests in headless Chromium (Debian's chromium, puppeteer-core): part of make test, alone"
+	@echo "make test-viewer    the viewer's tests in headless Chromium (Debian's chromium, puppeteer-core); make test runs them too"
 	@echo "make soak           the crash-safety tests with SOAK_KILLS=$(SOAK_KILLS) SIGKILLs per writer, in $(TEST_DIR)/"
 	@echo "make deps           install the Debian packages: $(DEPS)"
 	@echo "make build          Release build into $(BUILD_DIR)/"
@@ -168,14 +168,20 @@ soak: deps
 # the CTest tests `make test` runs among the others (tests/js/CMakeLists.txt),
 # alone. The module's third-party sources come through `apt-get source` into a
 # per-machine cache; the core goes through ccache.
+# WEB_TEST names the CTest test, WEB_BUILD what it runs besides the module:
+# the CLI of the cross tests; the demo and the metatensor CLI that make the
+# demo's files the viewer opens.
+test-wasm: WEB_TEST := tensogram_js_tests
+test-wasm: WEB_BUILD := tensogram_cli
+test-viewer: WEB_TEST := tensogram_viewer_tests
+test-viewer: WEB_BUILD := tensogram_demo metatensor_cli
 test-wasm test-viewer: deps
 	$(MAKE) deps DEPS="$(WEB_DEPS)"
 	$(CMAKE) -S . -B $(TEST_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$(TEST_OPT_FLAGS)" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=$(TEST_OPT_FLAGS)" \
 	  -DTENSOGRAM_WASM_TESTS=ON $(CMAKE_ARGS)
-	$(if $(filter test-wasm,$@),$(CMAKE) --build $(TEST_DIR) -j $(JOBS) --target tensogram_cli)
-	cd $(TEST_DIR) && $(CTEST) --output-on-failure -V \
-	  -R '^tensogram_$(if $(filter test-wasm,$@),js,viewer)_tests$$'
+	$(CMAKE) --build $(TEST_DIR) -j $(JOBS) --target $(WEB_BUILD)
+	cd $(TEST_DIR) && $(CTEST) --output-on-failure -V -R '^$(WEB_TEST)$$'
 
 # The web viewer (js/viewer, docs/viewer.md): a static site built by Vite
 # over the two TypeScript packages. `npm ci` runs only when a lockfile is
