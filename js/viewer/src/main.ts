@@ -2,13 +2,16 @@
 // browser, the map with its colour scale and read-out, the animation bar and
 // the keyboard shortcuts. All decoding happens in the worker (client.ts).
 
+import { autoStyle, styledRange, type AutoStyle } from "./autostyle.js";
 import { Decoder } from "./client.js";
 import { COLOUR_MAPS, colourTable, finiteRange, formatValue, ticks, type ColourScale } from "./colour.js";
 import { columns, gridFromCoords, gridFromMetadata, pointOf, type Grid } from "./geo.js";
 import { groupFields, levelOf, paramOf, stepOf } from "./grouping.js";
 import { MapView, type ProjectionKind } from "./map.js";
 import { MetatensorView, showArray } from "./mtview.js";
+import { PaletteEditor, seedStops, stopsTable, type Stop } from "./palette.js";
 import type { FieldData, FieldEntry, FileIndex, ReadStats, TgmIndex } from "./protocol.js";
+import { BottomSheet, PHONE_QUERY } from "./sheet.js";
 import { LocalFileSource, UrlSource, type ViewerSource } from "./source.js";
 
 function $<T extends HTMLElement = HTMLElement>(id: string): T {
@@ -41,7 +44,7 @@ const ui = {
   play: $<HTMLButtonElement>("play"),
   slider: $<HTMLInputElement>("slider"),
   frameLabel: $("frame-label"),
-  fps: $<HTMLSelectElement>("fps"),
+  fps: $<HTMLInputElement>("fps"),
   cmap: $<HTMLSelectElement>("cmap"),
   reverse: $<HTMLInputElement>("reverse"),
   vmin: $<HTMLInputElement>("vmin"),
@@ -59,9 +62,14 @@ interface State {
   field: FieldData | undefined;
   grid: Grid | undefined;
   param: string | undefined;
+  /** A built-in colour map's name or "custom" (the palette editor's stops). */
   cmap: string;
   reverse: boolean;
-  bands: number;
+  contour: boolean;
+  /** The custom palette's stops. */
+  stops: Stop[];
+  /** The auto style of the param shown (spec 07 H.6); none when the user reset the range. */
+  style: AutoStyle | undefined;
   min: number;
   max: number;
   locked: boolean;
@@ -77,7 +85,7 @@ interface State {
 
 const state: State = {
   index: undefined, frames: [], frame: 0, field: undefined, grid: undefined, param: undefined,
-  cmap: "viridis", reverse: false, bands: 0, min: 0, max: 1, locked: false, timer: undefined, generation: 0,
+  cmap: "viridis", reverse: false, contour: false, stops: [], style: undefined, min: 0, max: 1, locked: false, timer: undefined, generation: 0,
   expanded: new Set(),
   packedLevel: 0,
   planeOffset: 0,
@@ -122,6 +130,7 @@ async function openSource(src: ViewerSource): Promise<void> {
     countReads(index.format === "tgm" ? index.reads : undefined, true);
     showIndex(index, src.name);
     body.dataset["state"] = "ready";
+    sheet.set("half");
   } catch (e) {
     if (generation !== state.generation) return;
     resetView();
@@ -290,8 +299,12 @@ async function select(f: FieldEntry): Promise<void> {
   if (param !== state.param) {
     state.param = param;
     state.locked = false;
+    applyAutoStyle(param);
   }
   ui.slider.max = String(state.frames.length - 1);
+  // Tick marks on the step slider, one per frame, up to 60 frames.
+  const n = state.frames.length;
+  $("slider-ticks").replaceChildren(...(n <= 60 ? state.frames.map((_, k) => new Option("", String(k))) : []));
   ui.anim.hidden = state.frames.length <= 1;
   if (!state.expanded.has(param)) {
     state.expanded.add(param);
@@ -407,7 +420,7 @@ async function showFrame(): Promise<void> {
   state.field = d;
   state.grid = grid;
   if (!state.locked) {
-    const r = finiteRange(d.values);
+    const r = styledRange(state.style, nativeUnits(f), finiteRange(d.values));
     state.min = r.min;
     state.max = r.max;
   }
@@ -444,8 +457,52 @@ for (const name of COLOUR_MAPS) {
   ui.cmap.append(o);
 }
 
+{
+  const o = document.createElement("option");
+  o.value = "custom";
+  o.textContent = "custom…";
+  ui.cmap.append(o);
+}
+
+/** Contour mode's bands (spec 07 H.5): 20, or one per stop of the custom palette. */
+const CONTOUR_BANDS = 20;
+
 function scale(): ColourScale {
-  return { table: colourTable(state.cmap, state.reverse), min: state.min, max: state.max, bands: state.bands };
+  if (state.cmap === "custom") {
+    const stops = state.reverse ? state.stops.map((s) => ({ t: 1 - s.t, rgb: s.rgb })) : state.stops;
+    return { table: stopsTable(stops, state.contour), min: state.min, max: state.max, bands: state.contour ? stops.length : 0 };
+  }
+  return { table: colourTable(state.cmap, state.reverse), min: state.min, max: state.max, bands: state.contour ? CONTOUR_BANDS : 0 };
+}
+
+const palette = new PaletteEditor($("palette-editor"), () => {
+  state.stops = palette.stops;
+  redraw();
+});
+
+function setColourMap(name: string): void {
+  if (name === "custom" && state.cmap !== "custom") {
+    // Seeded with five colours of the palette in use, as it looks now.
+    const seeded = seedStops(colourTable(state.cmap, state.reverse));
+    state.reverse = false;
+    ui.reverse.checked = false;
+    palette.set(seeded);
+    state.stops = palette.stops;
+  }
+  state.cmap = name;
+  $("palette-editor").hidden = name !== "custom";
+}
+
+/**
+ * A new param: its auto style (colour map, fixed range, shown units), or for
+ * a param without one the data's range and its native units.
+ */
+function applyAutoStyle(param: string): void {
+  const style = autoStyle(param);
+  state.style = style;
+  if (style !== undefined && state.cmap !== "custom") setColourMap(style.cmap);
+  altUnits.checked = style?.display !== undefined;
+  body.dataset["autoStyle"] = style !== undefined ? param : "";
 }
 
 // Display units: K ↔ °C and Pa ↔ hPa, for the colour bar, the range boxes,
@@ -519,7 +576,7 @@ levelSelect.addEventListener("change", () => {
 });
 
 ui.cmap.addEventListener("change", () => {
-  state.cmap = ui.cmap.value;
+  setColourMap(ui.cmap.value);
   redraw();
 });
 altUnits.addEventListener("change", () => {
@@ -556,12 +613,14 @@ $("reset-range").addEventListener("click", () => {
   const r = finiteRange(state.field.values);
   state.min = r.min;
   state.max = r.max;
+  // The data's own range from now on for this param (its auto style's fixed range is dropped).
+  state.style = undefined;
   state.locked = false;
   redraw();
 });
 for (const b of document.querySelectorAll<HTMLButtonElement>("[data-mode]")) {
   b.addEventListener("click", () => {
-    state.bands = b.dataset["mode"] === "contour" ? 12 : 0;
+    state.contour = b.dataset["mode"] === "contour";
     for (const x of document.querySelectorAll("[data-mode]")) x.classList.toggle("active", x === b);
     redraw();
   });
@@ -572,6 +631,32 @@ for (const b of document.querySelectorAll<HTMLButtonElement>("[data-proj]")) {
     mapView.setProjection(b.dataset["proj"] as ProjectionKind);
   });
 }
+
+// Display options: coastlines and grid lines, remembered in this browser.
+const LINE_KEYS = { coastlines: "tensogram.viewer.coastlines", graticule: "tensogram.viewer.graticule" } as const;
+const lineBoxes = { coastlines: $<HTMLInputElement>("show-coastlines"), graticule: $<HTMLInputElement>("show-graticule") };
+function storedFlag(key: string): boolean {
+  try {
+    return localStorage.getItem(key) !== "off";
+  } catch {
+    return true; // storage refused (private mode, file://): the defaults
+  }
+}
+function applyLines(): void {
+  mapView.setLines({ coastlines: lineBoxes.coastlines.checked, graticule: lineBoxes.graticule.checked });
+}
+for (const k of ["coastlines", "graticule"] as const) {
+  lineBoxes[k].checked = storedFlag(LINE_KEYS[k]);
+  lineBoxes[k].addEventListener("change", () => {
+    try {
+      localStorage.setItem(LINE_KEYS[k], lineBoxes[k].checked ? "on" : "off");
+    } catch {
+      // not remembered; still applied
+    }
+    applyLines();
+  });
+}
+applyLines();
 
 // ---------------------------------------------------------------------------
 // Cursor read-out.
@@ -653,9 +738,13 @@ async function inspect(i: number, j: number, lat: number, lon: number): Promise<
     let sum = 0;
     let n = 0;
     for (const v of shown) if (!Number.isNaN(v)) (sum += v), n++;
+    const mean = sum / Math.max(1, n);
+    let sq = 0;
+    for (const v of shown) if (!Number.isNaN(v)) sq += (v - mean) ** 2;
+    const std = Math.sqrt(sq / Math.max(1, n));
     const first = stepText(frames[0]!);
     const last = stepText(frames[frames.length - 1]!);
-    inspector.values.textContent = `${shown.length} frames ${first}…${last}: min ${formatValue(r.min)}, max ${formatValue(r.max)}, mean ${formatValue(sum / Math.max(1, n))}${u}`;
+    inspector.values.textContent = `${shown.length} frames ${first}…${last}: min ${formatValue(r.min)}, max ${formatValue(r.max)}, mean ${formatValue(mean)}, std ${formatValue(std)}${u}`;
   }
 }
 
@@ -710,7 +799,8 @@ function play(): void {
 }
 
 ui.play.addEventListener("click", () => (state.timer === undefined ? play() : stop()));
-ui.fps.addEventListener("change", () => {
+ui.fps.addEventListener("input", () => {
+  $("fps-label").textContent = ui.fps.value;
   if (state.timer !== undefined) play();
 });
 ui.slider.addEventListener("input", () => {
@@ -736,6 +826,20 @@ window.addEventListener("keydown", (e) => {
     goTo(state.frame + 1);
   }
 });
+
+// ---------------------------------------------------------------------------
+// Phones: the sidebar as a bottom sheet, the colour controls behind a button.
+
+const sheet = new BottomSheet($("sidebar"), $("sheet-handle"));
+const controlsToggle = $<HTMLButtonElement>("controls-toggle");
+function setControlsOpen(open: boolean): void {
+  body.dataset["controls"] = open ? "open" : "min";
+  controlsToggle.setAttribute("aria-expanded", String(open));
+}
+const phone = window.matchMedia(PHONE_QUERY);
+setControlsOpen(!phone.matches);
+phone.addEventListener("change", () => setControlsOpen(!phone.matches));
+controlsToggle.addEventListener("click", () => setControlsOpen(body.dataset["controls"] !== "open"));
 
 // ---------------------------------------------------------------------------
 // ?url= opens a file on load (how `make viewer FILE=…` hands a file over).

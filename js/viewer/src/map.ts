@@ -43,6 +43,8 @@ export class MapView {
   private pan: [number, number] = [0, 0];
   private rotation: [number, number] = [0, -20];
   private land: GeoPermissibleObjects | undefined;
+  /** The lines drawn over the field (the page's Display options). */
+  private lines = { coastlines: true, graticule: true };
   private drag: { x: number; y: number; pan: [number, number]; rot: [number, number] } | undefined;
   /** Called after every draw (the page marks itself ready for tests). */
   onRender: (() => void) | undefined;
@@ -96,6 +98,11 @@ export class MapView {
 
   private dpr(): number {
     return Math.min(window.devicePixelRatio || 1, 2);
+  }
+
+  setLines(lines: { coastlines: boolean; graticule: boolean }): void {
+    this.lines = { ...lines };
+    this.renderSoon();
   }
 
   setProjection(kind: ProjectionKind): void {
@@ -193,11 +200,13 @@ export class MapView {
     ctx.putImageData(img, 0, 0);
     const path = geoPath(this.projection, ctx);
     ctx.lineWidth = d;
-    ctx.strokeStyle = "rgba(255,255,255,0.18)";
-    ctx.beginPath();
-    path(geoGraticule10());
-    ctx.stroke();
-    if (this.land !== undefined) {
+    if (this.lines.graticule) {
+      ctx.strokeStyle = "rgba(255,255,255,0.18)";
+      ctx.beginPath();
+      path(geoGraticule10());
+      ctx.stroke();
+    }
+    if (this.land !== undefined && this.lines.coastlines) {
       ctx.strokeStyle = "rgba(20,20,20,0.9)";
       ctx.lineWidth = 1.2 * d;
       ctx.beginPath();
@@ -209,7 +218,7 @@ export class MapView {
     ctx.beginPath();
     path({ type: "Sphere" });
     ctx.stroke();
-    this.canvas.dataset["coastlines"] = this.land !== undefined ? "yes" : "no";
+    this.canvas.dataset["coastlines"] = !this.lines.coastlines ? "off" : this.land !== undefined ? "yes" : "no";
     this.onRender?.();
   }
 

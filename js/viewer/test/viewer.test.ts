@@ -151,6 +151,20 @@ async function upload(page: Page, path: string): Promise<void> {
 const rendered = (page: Page, key: string) =>
   page.waitForFunction((k) => document.body.dataset["rendered"] === k, { timeout: 20_000 }, key);
 
+/** The colour bar's colours, one per run of equal pixels, left to right, as #rrggbb. */
+function barColours(page: Page): Promise<string[]> {
+  return page.$eval("#colourbar-canvas", (e) => {
+    const c = e as HTMLCanvasElement;
+    const px = c.getContext("2d")!.getImageData(0, 0, c.width, 1).data;
+    const runs: string[] = [];
+    for (let x = 0; x < c.width; x++) {
+      const h = "#" + [0, 1, 2].map((k) => px[4 * x + k]!.toString(16).padStart(2, "0")).join("");
+      if (runs.at(-1) !== h) runs.push(h);
+    }
+    return runs;
+  });
+}
+
 async function errorText(page: Page): Promise<string> {
   await page.waitForFunction(() => document.body.dataset["state"] === "error", { timeout: 20_000 });
   return page.$eval("#error", (e) => e.textContent ?? "");
@@ -206,6 +220,11 @@ describe("tgm files", () => {
     assert.equal(await page.$eval('.row[data-msg="3"][data-obj="0"]', (e) => (e as HTMLElement).offsetParent !== null), false);
     assert.match(await page.$eval("#frame-label", (e) => e.textContent ?? ""), /T\+0h\s+1 \/ 3/);
     assert.match(await page.$eval("#metadata", (e) => e.textContent ?? ""), /"param": "2t"/);
+    // 2t's auto style: its colour map, a fixed range of -40…40 °C, shown in °C.
+    assert.equal(await page.evaluate(() => document.body.dataset["autoStyle"]), "2t");
+    assert.equal(await page.$eval("#cmap", (e) => (e as HTMLSelectElement).value), "rdylbu");
+    assert.equal(await page.$eval("#units", (e) => e.textContent), "2t (°C)");
+    assert.deepEqual(await page.$$eval("#vmin, #vmax", (es) => es.map((e) => Number((e as HTMLInputElement).value))), [-40, 40]);
 
     // → steps to T+6h (message 1).
     await page.keyboard.press("ArrowRight");
@@ -246,11 +265,13 @@ describe("tgm files", () => {
     const d = checkScreenshot(REFERENCE, "tgm-step6-flat.png", shot);
     console.log(`# screenshot tgm-step6-flat.png: ${d.updated ? "reference written" : `${d.differing} of ${d.total} pixels differ`}`);
 
-    // Contour mode: filled bands, far fewer colours than the continuous map.
+    // Contour mode: 20 filled bands (the colour bar), far fewer colours than the continuous map.
     const continuous = distinctColours(shot);
+    assert.ok((await barColours(page)).length > 100);
     await page.click('[data-mode="contour"]');
     const bands = distinctColours(await (await page.$("#map"))!.screenshot({ type: "png" }));
     assert.ok(bands < continuous / 2, `contours: ${bands} colours vs ${continuous}`);
+    assert.equal((await barColours(page)).length, 20);
     await page.click('[data-mode="heatmap"]');
 
     // Globe: the read-out at the centre of the disk works there too.
@@ -269,7 +290,10 @@ describe("tgm files", () => {
     assert.ok(cross.differing > 0.2 * cross.total, `flat vs globe: ${cross.differing} of ${cross.total}`);
     await page.click('[data-proj="flat"]');
 
-    // K → °C for the colour bar, the range boxes and the read-out.
+    // K → °C for the colour bar, the range boxes and the read-out (from K, the native units).
+    await page.click("#alt-units");
+    assert.equal(await page.$eval("#units", (e) => e.textContent), "2t (K)");
+    assert.equal(Number(await page.$eval("#vmin", (e) => (e as HTMLInputElement).value)), 233.15);
     const kelvinMin = Number(await page.$eval("#vmin", (e) => (e as HTMLInputElement).value));
     await page.click("#alt-units");
     assert.equal(await page.$eval("#units", (e) => e.textContent), "2t (°C)");
@@ -663,19 +687,151 @@ describe("make viewer FILE=…: the preview server serves one local file", () =>
   });
 });
 
-describe("phone layout", () => {
-  test("at 390 px the map is above the browser, full width", async () => {
+describe("colour scale", () => {
+  test("custom palette: seeded from the palette in use, stops added, recoloured, moved, deleted; contours one band per stop", async () => {
     const page = await newPage();
-    await page.setViewport({ width: 390, height: 844, deviceScaleFactor: 1 });
     await upload(page, writeTmp("fields.tgm", tgm));
     await rendered(page, "0:0");
-    const r = await page.evaluate(() => {
-      const m = document.getElementById("main")!.getBoundingClientRect();
-      const s = document.getElementById("sidebar")!.getBoundingClientRect();
-      return { mw: m.width, mtop: m.top, stop: s.top, sw: s.width };
+    const before = await barColours(page);
+    await page.select("#cmap", "custom");
+    assert.equal(await page.$eval("#palette-editor", (e) => (e as HTMLElement).hidden), false);
+    const stops = async () => JSON.parse((await page.$eval("#palette-editor", (e) => (e as HTMLElement).dataset["stops"])) ?? "[]") as [number, string][];
+    let s = await stops();
+    assert.deepEqual(s.map((x) => x[0]), [0, 0.25, 0.5, 0.75, 1]);
+    // The ends are the previous palette's ends (the bar samples entry 0 and 255).
+    assert.equal(s[0]![1], before[0]);
+    assert.equal(s[4]![1], before.at(-1));
+
+    // A click on the bar at 40 % adds a stop there.
+    const bar = (await page.$eval("#palette-editor canvas", (e) => {
+      const r = e.getBoundingClientRect();
+      return { x: r.left, y: r.top, w: r.width, h: r.height };
+    }))!;
+    await page.mouse.click(bar.x + bar.w * 0.4, bar.y + 3);
+    s = await stops();
+    assert.equal(s.length, 6);
+    assert.ok(s.some((x) => Math.abs(x[0] - 0.4) < 0.02), JSON.stringify(s));
+
+    // Contour mode: one band per stop, in the stops' colours.
+    await page.click('[data-mode="contour"]');
+    assert.deepEqual(await barColours(page), s.map((x) => x[1]));
+
+    // A click on a handle picks its colour (the colour input; set here as the dialog would).
+    const handle = async (k: number) => (await page.$$("#palette-editor .stop"))[k]!;
+    await (await handle(1)).click();
+    await page.$eval('#palette-editor input[type="color"]', (e) => {
+      (e as HTMLInputElement).value = "#ff00ff";
+      e.dispatchEvent(new Event("input"));
     });
-    assert.ok(r.mw >= 389 && r.sw >= 389, JSON.stringify(r));
-    assert.ok(r.mtop < r.stop, JSON.stringify(r));
+    assert.ok((await barColours(page)).includes("#ff00ff"));
+
+    // Dragged to 90 %: it moves.
+    const h1 = (await (await handle(1)).boundingBox())!;
+    await page.mouse.move(h1.x + h1.width / 2, h1.y + h1.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(bar.x + bar.w * 0.9, h1.y + h1.height / 2, { steps: 5 });
+    await page.mouse.up();
+    s = await stops();
+    assert.ok(s.some((x) => Math.abs(x[0] - 0.9) < 0.02 && x[1] === "#ff00ff"), JSON.stringify(s));
+    assert.equal((await barColours(page)).at(-2), "#ff00ff");
+
+    // Right-click deletes, down to two stops and no further.
+    for (let k = 0; k < 6; k++) await (await handle(0)).click({ button: "right" });
+    assert.equal((await stops()).length, 2);
+    assert.equal((await barColours(page)).length, 2);
+    assert.deepEqual((page as Page & { errors?: string[] }).errors, []);
+    await page.close();
+  });
+
+  test("display options: coastlines and grid lines off and on, remembered across a reload", async () => {
+    const page = await newPage();
+    await upload(page, writeTmp("fields.tgm", tgm));
+    await rendered(page, "0:0");
+    await page.waitForFunction(() => document.getElementById("map")?.dataset["coastlines"] === "yes");
+    const shot = async () => (await page.$("#map"))!.screenshot({ type: "png" });
+    const withLines = await shot();
+    await page.click("#show-coastlines");
+    await page.waitForFunction(() => document.getElementById("map")?.dataset["coastlines"] === "off");
+    const noCoast = await shot();
+    await page.click("#show-graticule");
+    await new Promise((r) => setTimeout(r, 200));
+    const bare = await shot();
+    const d1 = comparePng(withLines, noCoast);
+    const d2 = comparePng(noCoast, bare);
+    assert.ok(d1.differing > 1000, `coastlines: ${d1.differing} pixels`);
+    assert.ok(d2.differing > 1000, `grid lines: ${d2.differing} pixels`);
+    // Remembered: a new visit starts with both off.
+    await page.reload();
+    assert.deepEqual(await page.$$eval("#show-coastlines, #show-graticule", (es) => es.map((e) => (e as HTMLInputElement).checked)), [false, false]);
+    // (The toolbar shows once a field is drawn: ticked by script here.)
+    await page.$eval("#show-coastlines", (e) => (e as HTMLInputElement).click());
+    await page.$eval("#show-graticule", (e) => (e as HTMLInputElement).click());
+    await page.reload();
+    assert.deepEqual(await page.$$eval("#show-coastlines, #show-graticule", (es) => es.map((e) => (e as HTMLInputElement).checked)), [true, true]);
+    await page.close();
+  });
+
+  test("the animation speed: 0.5 to 60 frames per second", async () => {
+    const page = await newPage();
+    await upload(page, writeTmp("fields.tgm", tgm));
+    await rendered(page, "0:0");
+    assert.deepEqual(await page.$eval("#fps", (e) => [(e as HTMLInputElement).min, (e as HTMLInputElement).max, (e as HTMLInputElement).step, (e as HTMLInputElement).value]), ["0.5", "60", "0.5", "2"]);
+    await page.$eval("#fps", (e) => {
+      (e as HTMLInputElement).value = "30";
+      e.dispatchEvent(new Event("input"));
+    });
+    assert.equal(await page.$eval("#fps-label", (e) => e.textContent), "30");
+    // One tick mark per frame on the step slider.
+    assert.equal(await page.$$eval("#slider-ticks option", (es) => es.length), 3);
+    // At 30 fps three frames wrap around in well under a second.
+    await page.click("#play");
+    await page.waitForFunction(() => document.body.dataset["frame"] === "2", { timeout: 2_000 });
+    await page.click("#play");
+    await page.close();
+  });
+});
+
+describe("phone layout", () => {
+  test("at 390 px: the map fills the screen, the browser is a bottom sheet dragged by its handle", async () => {
+    const page = await newPage();
+    await page.setViewport({ width: 390, height: 844, deviceScaleFactor: 1 });
+    await page.reload();
+    const rects = () => page.evaluate(() => {
+      const r = (id: string) => document.getElementById(id)!.getBoundingClientRect();
+      return { main: r("main").toJSON(), sheet: r("sidebar").toJSON(), anim: r("anim").toJSON(), snap: document.body.dataset["sheet"] };
+    }) as Promise<{ main: DOMRect; sheet: DOMRect; anim: DOMRect; snap: string }>;
+    // Before a file: collapsed to its handle.
+    await page.waitForFunction(() => document.getElementById("sidebar")!.getBoundingClientRect().height === 28);
+    await upload(page, writeTmp("fields.tgm", tgm));
+    await rendered(page, "0:0");
+    // Loaded: half the screen; the map full width and height; the animation bar just above the sheet.
+    await page.waitForFunction(() => Math.abs(document.getElementById("sidebar")!.getBoundingClientRect().height - 422) < 1);
+    let r = await rects();
+    assert.equal(r.snap, "half");
+    assert.ok(r.main.width >= 389 && r.sheet.width >= 389 && r.main.height >= 843, JSON.stringify(r));
+    assert.ok(Math.abs(r.anim.bottom - r.sheet.top) < 1, JSON.stringify(r));
+    // The colour controls start minimised.
+    const cmapWidth = () => page.$eval("#cmap", (e) => (e as HTMLElement).getBoundingClientRect().width);
+    assert.equal(await cmapWidth(), 0);
+    await page.click("#controls-toggle");
+    assert.ok((await cmapWidth()) > 0);
+
+    const drag = async (dy: number) => {
+      const h = (await (await page.$("#sheet-handle"))!.boundingBox())!;
+      await page.mouse.move(h.x + h.width / 2, h.y + 10);
+      await page.mouse.down();
+      await page.mouse.move(h.x + h.width / 2, h.y + 10 + dy, { steps: 6 });
+      await page.mouse.up();
+      return (await rects()).snap;
+    };
+    assert.equal(await drag(-30), "half"); // < 60 px: ignored
+    assert.equal(await drag(-80), "full");
+    await page.waitForFunction(() => Math.abs(document.getElementById("sidebar")!.getBoundingClientRect().height - 0.9 * 844) < 1);
+    assert.equal(await drag(200), "collapsed"); // > 120 px: skips half
+    await page.waitForFunction(() => document.getElementById("sidebar")!.getBoundingClientRect().height === 28);
+    r = await rects();
+    assert.ok(Math.abs(r.anim.bottom - r.sheet.top) < 1, JSON.stringify(r));
+    assert.deepEqual((page as Page & { errors?: string[] }).errors, []);
     await page.close();
   });
 });
