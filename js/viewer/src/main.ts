@@ -12,7 +12,7 @@ import { MetatensorView, showArray } from "./mtview.js";
 import { PaletteEditor, seedStops, stopsTable, type Stop } from "./palette.js";
 import type { FieldData, FieldEntry, FileIndex, ReadStats, TgmIndex } from "./protocol.js";
 import { BottomSheet, PHONE_QUERY } from "./sheet.js";
-import { LocalFileSource, UrlSource, type ViewerSource } from "./source.js";
+import { LocalFileSource, urlSource, type ViewerSource } from "./source.js";
 
 function $<T extends HTMLElement = HTMLElement>(id: string): T {
   const e = document.getElementById(id);
@@ -193,7 +193,7 @@ $<HTMLInputElement>("file-input").addEventListener("change", (e) => {
 $<HTMLFormElement>("url-form").addEventListener("submit", (e) => {
   e.preventDefault();
   const url = $<HTMLInputElement>("url-input").value.trim();
-  if (url !== "") void openSource(new UrlSource(url));
+  if (url !== "") void urlSource(url).then(openSource);
 });
 
 const overlay = $("drop-overlay");
@@ -848,5 +848,5 @@ body.dataset["state"] = "empty";
 const initial = new URLSearchParams(location.search).get("url");
 if (initial !== null && initial !== "") {
   $<HTMLInputElement>("url-input").value = initial;
-  void openSource(new UrlSource(initial));
+  void urlSource(initial).then(openSource);
 }

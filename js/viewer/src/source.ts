@@ -22,11 +22,14 @@ export class LocalFileSource implements ViewerSource {
   }
 }
 
-/** A file at a URL (relative URLs are taken relative to the page). */
+/**
+ * A file at a URL (relative URLs are taken relative to the page); `via`: the
+ * address it is read through instead (the proxy), the name stays the file's.
+ */
 export class UrlSource implements ViewerSource {
   readonly name: string;
   readonly input: string;
-  constructor(url: string) {
+  constructor(url: string, via?: string) {
     let name = url;
     let href = url;
     try {
@@ -37,6 +40,28 @@ export class UrlSource implements ViewerSource {
       /* keep the text as given: the worker reports it */
     }
     this.name = name;
-    this.input = href;
+    this.input = via ?? href;
   }
+}
+
+/**
+ * The source for a typed URL: a file on another server goes through the
+ * page's own /api/proxy when the page's server has one (`make viewer`, the
+ * dev server: vite.config.ts), since that server need not allow this origin;
+ * anything else is read directly. Costs one request to the page's server,
+ * only for URLs of other origins.
+ */
+export async function urlSource(url: string): Promise<UrlSource> {
+  let u: URL;
+  try {
+    u = new URL(url, location.href);
+  } catch {
+    return new UrlSource(url);
+  }
+  if (u.origin === location.origin || !/^https?:$/.test(u.protocol)) return new UrlSource(url);
+  const proxy = new URL("api/proxy", location.href);
+  const here = await fetch(proxy, { method: "HEAD" }).then((r) => r.headers.get("X-Tensogram-Proxy") === "1", () => false);
+  if (!here) return new UrlSource(url);
+  proxy.searchParams.set("url", u.href);
+  return new UrlSource(u.href, proxy.href);
 }

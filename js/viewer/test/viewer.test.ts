@@ -651,7 +651,7 @@ describe("range requests against nginx", { skip: nginxMissing() }, () => {
   });
 });
 
-describe("make viewer FILE=…: the preview server serves one local file", () => {
+describe("make viewer FILE=…: the preview server serves one local file, and a proxy", () => {
   test("?url=/local/<name> opens it, with Range requests", async () => {
     const path = writeTmp("local file.tgm", tgm);
     const port = await new Promise<number>((ok) => {
@@ -681,6 +681,33 @@ describe("make viewer FILE=…: the preview server serves one local file", () =>
       await rendered(page, "0:0");
       assert.equal(await page.$eval("#file-title", (e) => e.textContent), "local file.tgm");
       await page.close();
+
+      // /api/proxy: 400 without a usable url; a file on another server (the
+      // test server, which sends no CORS headers) opens through it, read with
+      // Range requests only.
+      const bad = await fetch(`${base}api/proxy?url=file:///etc/passwd`);
+      assert.equal(bad.status, 400);
+      assert.equal(bad.headers.get("x-tensogram-proxy"), "1");
+      server.files.set("remote.tgm", tgm);
+      const first = server.log.length;
+      const remote = `${server.url}files/remote.tgm`;
+      const direct = await browser.newPage();
+      await direct.goto(`${base}?url=${encodeURIComponent(remote)}`);
+      await rendered(direct, "0:0");
+      assert.equal(await direct.$eval("#file-title", (e) => e.textContent), "remote.tgm");
+      const seen = server.log.slice(first).filter((r) => r.path === "/files/remote.tgm");
+      assert.ok(seen.length > 0 && seen.every((r) => r.range !== "" && r.status === 206), JSON.stringify(seen));
+      // The same file asked of the proxy directly: the range and the headers come back.
+      const part2 = await fetch(`${base}api/proxy?url=${encodeURIComponent(remote)}`, { headers: { Range: "bytes=8-15" } });
+      assert.equal(part2.status, 206);
+      assert.equal(part2.headers.get("content-range"), `bytes 8-15/${tgm.byteLength}`);
+      assert.deepEqual(new Uint8Array(await part2.arrayBuffer()), tgm.subarray(8, 16));
+      // Without the proxy (the test server serves the page too, and has none),
+      // the same URL is read directly and the browser refuses it: a message.
+      const served = await newPage(`?url=${encodeURIComponent(remote.replace("127.0.0.1", "localhost"))}`);
+      assert.match(await errorText(served), /Cannot open remote\.tgm/);
+      await served.close();
+      await direct.close();
     } finally {
       child.kill("SIGTERM");
     }
