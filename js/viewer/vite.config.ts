@@ -6,7 +6,7 @@
 // page opens a file on another server through it when that server does not
 // allow the page's origin (no CORS), forwarding Range requests.
 
-import { createReadStream, statSync } from "node:fs";
+import { createReadStream, readFileSync, statSync } from "node:fs";
 import { Readable } from "node:stream";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import { basename, resolve } from "node:path";
@@ -106,8 +106,15 @@ function fetchProxy(): Plugin {
   };
 }
 
+const version = (pkg: string) => (JSON.parse(readFileSync(new URL(pkg, import.meta.url), "utf8")) as { version: string }).version;
+
 export default defineConfig({
   base: "./",
+  // The versions shown in the sidebar's header.
+  define: {
+    __VIEWER_VERSION__: JSON.stringify(version("./package.json")),
+    __TENSOGRAM_VERSION__: JSON.stringify(version("../tensogram/package.json")),
+  },
   plugins: [serveLocalFile(), fetchProxy()],
   worker: { format: "es" },
   build: { target: "es2022", chunkSizeWarningLimit: 2048 },

@@ -7,11 +7,11 @@ import { Decoder } from "./client.js";
 import { COLOUR_MAPS, colourTable, finiteRange, formatValue, ticks, type ColourScale } from "./colour.js";
 import { columns, gridFromCoords, gridFromMetadata, pointOf, type Grid } from "./geo.js";
 import { groupFields, levelOf, paramOf, stepOf } from "./grouping.js";
+import { bindLayout } from "./layout.js";
 import { MapView, type ProjectionKind } from "./map.js";
 import { MetatensorView, showArray } from "./mtview.js";
 import { PaletteEditor, seedStops, stopsTable, type Stop } from "./palette.js";
 import type { FieldData, FieldEntry, FileIndex, ReadStats, TgmIndex } from "./protocol.js";
-import { BottomSheet, PHONE_QUERY } from "./sheet.js";
 import { LocalFileSource, urlSource, type ViewerSource } from "./source.js";
 
 function $<T extends HTMLElement = HTMLElement>(id: string): T {
@@ -21,6 +21,8 @@ function $<T extends HTMLElement = HTMLElement>(id: string): T {
 }
 
 const decoder = new Decoder();
+$("version").textContent = `v${__VIEWER_VERSION__}`;
+$("version").title = `@tensogram/tensogram ${__TENSOGRAM_VERSION__} (our C++ core as WebAssembly)`;
 const mapView = new MapView($<HTMLCanvasElement>("map"));
 const body = document.body;
 
@@ -632,32 +634,6 @@ for (const b of document.querySelectorAll<HTMLButtonElement>("[data-proj]")) {
   });
 }
 
-// Display options: coastlines and grid lines, remembered in this browser.
-const LINE_KEYS = { coastlines: "tensogram.viewer.coastlines", graticule: "tensogram.viewer.graticule" } as const;
-const lineBoxes = { coastlines: $<HTMLInputElement>("show-coastlines"), graticule: $<HTMLInputElement>("show-graticule") };
-function storedFlag(key: string): boolean {
-  try {
-    return localStorage.getItem(key) !== "off";
-  } catch {
-    return true; // storage refused (private mode, file://): the defaults
-  }
-}
-function applyLines(): void {
-  mapView.setLines({ coastlines: lineBoxes.coastlines.checked, graticule: lineBoxes.graticule.checked });
-}
-for (const k of ["coastlines", "graticule"] as const) {
-  lineBoxes[k].checked = storedFlag(LINE_KEYS[k]);
-  lineBoxes[k].addEventListener("change", () => {
-    try {
-      localStorage.setItem(LINE_KEYS[k], lineBoxes[k].checked ? "on" : "off");
-    } catch {
-      // not remembered; still applied
-    }
-    applyLines();
-  });
-}
-applyLines();
-
 // ---------------------------------------------------------------------------
 // Cursor read-out.
 
@@ -704,6 +680,20 @@ ui.map.addEventListener("pointerup", (e) => {
 });
 $("inspector-close").addEventListener("click", () => (inspector.box.hidden = true));
 
+/** The level in the inspector's title: "500 hPa" (pressure levels), "L137" (model levels), else "level n". */
+function levelLabel(f: FieldEntry): string {
+  const level = levelOf(f);
+  if (level === undefined) return "";
+  const mars = f.meta["mars"];
+  const levtype = typeof mars === "object" && mars !== null ? (mars as Record<string, unknown>)["levtype"] : undefined;
+  return levtype === "pl" ? ` at ${level} hPa` : levtype === "ml" ? ` at L${level}` : ` at level ${level}`;
+}
+
+// A press anywhere outside the inspector closes it (a click on the map then inspects the new point).
+window.addEventListener("mousedown", (e) => {
+  if (!inspector.box.hidden && !inspector.box.contains(e.target as Node)) inspector.box.hidden = true;
+});
+
 async function inspect(i: number, j: number, lat: number, lon: number): Promise<void> {
   const grid = state.grid;
   const f = state.frames[state.frame];
@@ -712,8 +702,7 @@ async function inspect(i: number, j: number, lat: number, lon: number): Promise<
   const ncol = columns(grid);
   const frames = state.frames;
   const where = `${Math.abs(lat).toFixed(2)}°${lat >= 0 ? "N" : "S"} ${Math.abs(lon).toFixed(2)}°${lon >= 0 ? "E" : "W"}`;
-  const level = levelOf(f);
-  inspector.title.textContent = `${paramOf(f)}${level !== undefined ? ` at level ${level}` : ""}, ${where}`;
+  inspector.title.textContent = `${paramOf(f)}${levelLabel(f)}, ${where}`;
   inspector.values.textContent = "decoding…";
   inspector.box.hidden = false;
   inspector.box.dataset["i"] = String(i);
@@ -828,18 +817,9 @@ window.addEventListener("keydown", (e) => {
 });
 
 // ---------------------------------------------------------------------------
-// Phones: the sidebar as a bottom sheet, the colour controls behind a button.
+// The page's frame: sidebar width, the phone's bottom sheet, colour controls, display options.
 
-const sheet = new BottomSheet($("sidebar"), $("sheet-handle"));
-const controlsToggle = $<HTMLButtonElement>("controls-toggle");
-function setControlsOpen(open: boolean): void {
-  body.dataset["controls"] = open ? "open" : "min";
-  controlsToggle.setAttribute("aria-expanded", String(open));
-}
-const phone = window.matchMedia(PHONE_QUERY);
-setControlsOpen(!phone.matches);
-phone.addEventListener("change", () => setControlsOpen(!phone.matches));
-controlsToggle.addEventListener("click", () => setControlsOpen(body.dataset["controls"] !== "open"));
+const { sheet } = bindLayout(mapView);
 
 // ---------------------------------------------------------------------------
 // ?url= opens a file on load (how `make viewer FILE=…` hands a file over).

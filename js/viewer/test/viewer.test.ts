@@ -798,6 +798,40 @@ describe("colour scale", () => {
     await page.close();
   });
 
+  test("the sidebar's edge, the version, the inspector's level and closing it by a press outside", async () => {
+    const page = await newPage();
+    await page.setViewport({ width: 1200, height: 700, deviceScaleFactor: 1 });
+    await upload(page, writeTmp("fields.tgm", tgm));
+    await rendered(page, "0:0");
+    assert.equal(await page.$eval("#version", (e) => e.textContent), "v0.1.0");
+    const width = () => page.$eval("#sidebar", (e) => e.getBoundingClientRect().width);
+    assert.equal(await width(), 380);
+    const drag = async (dx: number) => {
+      const h = (await (await page.$("#sidebar-resize"))!.boundingBox())!;
+      await page.mouse.move(h.x + h.width / 2, h.y + 300);
+      await page.mouse.down();
+      await page.mouse.move(h.x + h.width / 2 + dx, h.y + 300, { steps: 4 });
+      await page.mouse.up();
+      return width();
+    };
+    assert.equal(await drag(100), 480);
+    assert.equal(await drag(1000), 600);
+    assert.equal(await drag(-1000), 280);
+
+    // z on the 850 hPa level: the inspector names it so.
+    await page.click('.group-head[data-param="z"]');
+    await page.click('.row[data-msg="3"][data-obj="1"]');
+    await rendered(page, "3:1");
+    const box = await mapBox(page);
+    await page.mouse.click(Math.round(box.x + box.w * 0.5), Math.round(box.y + box.h * 0.5));
+    await page.waitForFunction(() => document.getElementById("inspector")!.dataset["values"] !== undefined && !document.getElementById("inspector")!.hidden);
+    assert.match(await page.$eval("#inspector-title", (e) => e.textContent ?? ""), /^z at 850 hPa, /);
+    // A press outside it (here on the sidebar) closes it.
+    await page.mouse.click(100, 650);
+    assert.equal(await page.$eval("#inspector", (e) => (e as HTMLElement).hidden), true);
+    await page.close();
+  });
+
   test("the animation speed: 0.5 to 60 frames per second", async () => {
     const page = await newPage();
     await upload(page, writeTmp("fields.tgm", tgm));
