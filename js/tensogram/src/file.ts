@@ -359,26 +359,85 @@ async function httpGet(h: Http, url: string, range?: { offset: number; length: n
   throw new IoError(`GET ${url} ${headers.get("Range")}: got ${body.byteLength} bytes (HTTP ${res.status})`);
 }
 
-/** Message boundaries walked with one 24-byte Range GET per preamble; null when the file is not a clean sequence. */
+// The forward scan of spec 01 §16 over Range requests: one 24-byte read per
+// preamble while the messages follow each other; where they do not (bytes
+// before, between or after them), the gap is searched for the next "TENSOGRM"
+// in windows of growing size, and a candidate counts only if its declared
+// length lands on an end magic (§16.1), so a gap costs reads of its own size
+// and the messages around it stay lazy. A streaming message without a
+// back-filled length (total_length 0) ends the lazy walk: the caller reads the
+// whole object and scans it in memory.
+
+const MIN_MESSAGE = 48; // preamble + postamble (§16.1)
+const START_MAGIC = [0x54, 0x45, 0x4e, 0x53, 0x4f, 0x47, 0x52, 0x4d]; // "TENSOGRM"
+const END_MAGIC = [0x33, 0x39, 0x32, 0x37, 0x37, 0x37, 0x37, 0x37]; // "39277777"
+const FIRST_WINDOW = 64 * 1024;
+const LAST_WINDOW = 8 * 1024 * 1024;
+
+function magicAt(b: Uint8Array, i: number, magic: readonly number[]): boolean {
+  for (let k = 0; k < 8; k++) if (b[i + k] !== magic[k]) return false;
+  return true;
+}
+
+/** The preamble's length and flags, or undefined when the bytes are not a preamble. */
+function preambleOf(head: Uint8Array): { length: number; flags: number } | undefined {
+  try {
+    const p = readPreamble(head);
+    return { length: Number(p.totalLength), flags: p.flags };
+  } catch (e) {
+    if (e instanceof IoError || (e as { name?: string }).name === "AbortError") throw e;
+    return undefined;
+  }
+}
+
+type Hop = { offset: number; length: number; flags: number } | "streaming" | null;
+
+/** The first message at or after `from` whose length ends on an end magic, searched in windows. */
+async function searchForward(h: Http, url: string, size: number, from: number): Promise<Hop> {
+  let window = FIRST_WINDOW;
+  for (let p = from; p + MIN_MESSAGE <= size; ) {
+    const chunk = await httpGet(h, url, { offset: p, length: Math.min(window, size - p) });
+    // indexOf jumps to the next "T" natively: long runs of foreign bytes cost little.
+    for (let i = chunk.indexOf(START_MAGIC[0]!); i >= 0 && i + 8 <= chunk.length; i = chunk.indexOf(START_MAGIC[0]!, i + 1)) {
+      const c = p + i;
+      if (c + MIN_MESSAGE > size) return null;
+      if (!magicAt(chunk, i, START_MAGIC)) continue;
+      const head = i + 24 <= chunk.length ? chunk.subarray(i, i + 24) : await httpGet(h, url, { offset: c, length: 24 });
+      const pre = preambleOf(head);
+      if (pre === undefined) continue;
+      if (pre.length === 0) return "streaming";
+      if (pre.length < MIN_MESSAGE || c + pre.length > size) continue;
+      const e = c + pre.length - 8 - p;
+      const tail = e + 8 <= chunk.length ? chunk.subarray(e, e + 8) : await httpGet(h, url, { offset: c + pre.length - 8, length: 8 });
+      if (magicAt(tail, 0, END_MAGIC)) return { offset: c, length: pre.length, flags: pre.flags };
+    }
+    // The next window overlaps this one by 7 bytes: a magic across the seam is found there.
+    p += Math.max(1, chunk.length - 7);
+    window = Math.min(2 * window, LAST_WINDOW);
+  }
+  return null;
+}
+
+/** Message boundaries found with Range GETs; null when the object must be scanned whole (a streaming message). */
 async function lazyScan(h: Http, url: string, size: number): Promise<{ layouts: MessagePosition[]; flags: number[] } | null> {
   const layouts: MessagePosition[] = [];
   const flags: number[] = [];
   let pos = 0;
-  while (pos < size) {
-    if (size - pos < 40) return null;
-    let pre: { totalLength: bigint; flags: number };
-    try {
-      pre = readPreamble(await httpGet(h, url, { offset: pos, length: 24 }));
-    } catch (e) {
-      if (e instanceof IoError || (e as { name?: string }).name === "AbortError") throw e;
-      return null; // not a preamble: garbage between messages, let the eager scan skip it
+  while (pos + MIN_MESSAGE <= size) {
+    // The fast path: a preamble right here, trusted for its length (the layout read checks the rest).
+    let hit: Hop = null;
+    const pre = preambleOf(await httpGet(h, url, { offset: pos, length: 24 }));
+    if (pre !== undefined && pre.length === 0) return null;
+    if (pre !== undefined && pre.length >= MIN_MESSAGE && pos + pre.length <= size) {
+      hit = { offset: pos, length: pre.length, flags: pre.flags };
+    } else {
+      hit = await searchForward(h, url, size, pos + 1);
+      if (hit === "streaming") return null;
+      if (hit === null) break; // nothing but foreign bytes to the end
     }
-    const len = Number(pre.totalLength);
-    // A streaming message without a back-filled length cannot be walked.
-    if (len < 40 || pos + len > size) return null;
-    layouts.push({ offset: pos, length: len });
-    flags.push(pre.flags);
-    pos += len;
+    layouts.push({ offset: hit.offset, length: hit.length });
+    flags.push(hit.flags);
+    pos = hit.offset + hit.length;
   }
   return { layouts, flags };
 }

@@ -309,13 +309,31 @@ describe("TensogramFile.fromUrl", { skip: !HAVE_CLI && "no C++ CLI (TENSOGRAM_CL
     assert.equal(hits.length, 2);
   });
 
-  it("garbage between messages: the lazy scan gives way to the eager one", async () => {
-    const withGarbage = concat([cppMsg, new Uint8Array(100).fill(7), ...packageMessages()]);
+  it("bytes before, between and after messages: still lazy, the same messages as the in-memory scan (spec 01 §16)", async () => {
+    const [p0, p1, p2] = packageMessages();
+    // A false start in the gap: "TENSOGRM" and a preamble whose length does not land on an end magic.
+    const fake = p1!.slice(0, 24);
+    const gap = concat([new Uint8Array(100).fill(7), fake, new Uint8Array(300).fill(0x39)]);
+    const withGarbage = concat([new Uint8Array(5000).fill(1), cppMsg, gap, p0!, p1!, new Uint8Array(70_000).fill(0), p2!, new Uint8Array(47).fill(3)]);
     const { url, hits } = await start(withGarbage, "ranges");
     const f = await TensogramFile.fromUrl(url);
+    assert.deepEqual(f.messageLayouts, scan(withGarbage));
     assert.equal(f.messageCount, 4);
-    assert.equal(hits[hits.length - 1]!.range, undefined);
+    // Range requests only, none of the whole object; the gaps cost about their own size.
+    assert.ok(hits.slice(1).every((h) => h.range !== undefined), JSON.stringify(hits));
+    const read = hits.slice(1).reduce((n, h) => n + h.bytes, 0);
+    assert.ok(read < 5000 + gap.length + 70_000 + 47 + 2 * 65536 + 4 * 24, `read ${read} of ${withGarbage.length}`);
+    assert.deepEqual(objectBytes(await f.messageObject(0, 0)), native(0, 0));
     assert.deepEqual(objectBytes(await f.messageObject(3, 0)), native(3, 0));
+  });
+
+  it("only foreign bytes: no message, a few Range reads", async () => {
+    const junk = new Uint8Array(200_000).fill(0x54);
+    const { url, hits } = await start(junk, "ranges");
+    const f = await TensogramFile.fromUrl(url);
+    assert.equal(f.messageCount, 0);
+    assert.ok(hits.slice(1).every((h) => h.range !== undefined));
+    assert.ok(hits.length <= 1 + 1 + 3, JSON.stringify(hits.map((h) => h.range)));
   });
 
   it("HTTP 404 is an IoError naming the status; bad options are refused", async () => {

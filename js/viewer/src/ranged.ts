@@ -48,7 +48,7 @@ export function readerFetch(reader: Reader, name: string, wholeBudget: number, s
       status = 206;
     } else if (reader.size > wholeBudget) {
       throw new Error(
-        `${name} is not a plain sequence of Tensogram messages (bytes between or after them), ` +
+        `${name} holds a streaming message without its length (total_length 0), found only by scanning the whole file, ` +
           `and at ${(reader.size / 2 ** 20).toFixed(0)} MiB too large to be scanned whole ` +
           `(limit ${(wholeBudget / 2 ** 20).toFixed(0)} MiB)`,
       );

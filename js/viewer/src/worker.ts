@@ -322,10 +322,11 @@ async function mtPage(name: string, start: number, count: number): Promise<MtPag
 }
 
 /**
- * Largest .tgm file read whole: only when it is not a plain sequence of
- * messages (bytes between or after them), which the lazy reader cannot walk;
- * the package then scans it in the WebAssembly module's memory (at most 2 GB),
- * which also needs room for decoding.
+ * Largest .tgm file read whole: only when it holds a streaming message whose
+ * length was never written (total_length 0), which only a scan of the whole
+ * file can delimit; the package then scans it in the WebAssembly module's
+ * memory (at most 2 GB), which also needs room for decoding. Bytes between
+ * or after messages do not need it: the lazy walk searches them in windows.
  */
 const WHOLE_FILE_BUDGET = 1024 * 1024 * 1024;
 
