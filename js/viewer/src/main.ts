@@ -95,6 +95,8 @@ const state: State = {
 
 const cache = new Map<string, FieldData>();
 const CACHE_FRAMES = 16;
+/** Frames decoded ahead of the animation: 8 from a local file, 3 over the network (spec 07 H.11). */
+let framesAhead = 3;
 
 function setBusy(busy: boolean, text = "Decoding…"): void {
   ui.status.textContent = busy ? text : "";
@@ -129,6 +131,7 @@ async function openSource(src: ViewerSource): Promise<void> {
     const index = await decoder.open(src.input, src.name);
     if (generation !== state.generation) return;
     cache.clear();
+    framesAhead = src instanceof LocalFileSource ? 8 : 3;
     countReads(index.format === "tgm" ? index.reads : undefined, true);
     showIndex(index, src.name);
     body.dataset["state"] = "ready";
@@ -436,7 +439,7 @@ async function showFrame(): Promise<void> {
 
 /** Decodes the next frames ahead of the animation (kept in the cache). */
 function prefetch(): void {
-  const ahead = Math.min(3, state.frames.length - 1, CACHE_FRAMES / 2);
+  const ahead = Math.min(framesAhead, state.frames.length - 1, CACHE_FRAMES / 2);
   for (let k = 1; k <= ahead; k++) {
     const f = state.frames[(state.frame + k) % state.frames.length]!;
     if (!cache.has(`${f.msg}:${f.obj}`)) void fieldData(f).catch(() => undefined);

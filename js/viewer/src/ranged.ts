@@ -21,10 +21,15 @@ export function blobReader(blob: Blob): Reader {
 
 import type { ReadStats } from "./protocol.js";
 
+/** "1536 MiB", or bytes below 1 MiB. */
+function sizeText(n: number): string {
+  return n >= 2 ** 20 ? `${(n / 2 ** 20).toFixed(0)} MiB` : `${n} bytes`;
+}
+
 /**
  * A fetch() that answers HEAD and single-range GETs ("bytes=a-b") from a
  * Reader. A GET without a range (TensogramFile.fromUrl's fallback when the
- * file is not a clean sequence of messages) is answered only up to
+ * file holds a streaming message without its length) is answered only up to
  * `wholeBudget` bytes: beyond, an error says why.
  */
 export function readerFetch(reader: Reader, name: string, wholeBudget: number, stats: ReadStats): typeof fetch {
@@ -49,8 +54,7 @@ export function readerFetch(reader: Reader, name: string, wholeBudget: number, s
     } else if (reader.size > wholeBudget) {
       throw new Error(
         `${name} holds a streaming message without its length (total_length 0), found only by scanning the whole file, ` +
-          `and at ${(reader.size / 2 ** 20).toFixed(0)} MiB too large to be scanned whole ` +
-          `(limit ${(wholeBudget / 2 ** 20).toFixed(0)} MiB)`,
+          `and at ${sizeText(reader.size)} too large to be scanned whole (limit ${sizeText(wholeBudget)})`,
       );
     }
     const bytes = await reader.read(offset, length);
