@@ -109,3 +109,22 @@ export function groupFields<F extends GroupableField>(fields: readonly F[], filt
       };
     });
 }
+
+/**
+ * The frames of an animation over levels: the fields of `f`'s param at
+ * `f`'s step, one per level (the first in step order), from the lowest level
+ * value up. Fields without a level are left out.
+ */
+export function levelFrames<F extends GroupableField>(fields: readonly F[], f: F): F[] {
+  const step = stepOf(f);
+  const out: F[] = [];
+  for (const g of groupFields(fields)) {
+    if (g.param !== paramOf(f)) continue;
+    for (const l of g.levels) {
+      if (l.level === undefined) continue;
+      const at = l.frames.find((x) => stepOf(x) === step);
+      if (at !== undefined) out.push(at);
+    }
+  }
+  return out;
+}

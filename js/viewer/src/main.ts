@@ -6,7 +6,7 @@ import { autoStyle, styledRange, type AutoStyle } from "./autostyle.js";
 import { Decoder } from "./client.js";
 import { COLOUR_MAPS, colourTable, finiteRange, formatValue, ticks, type ColourScale } from "./colour.js";
 import { columns, gridFromCoords, gridFromMetadata, pointOf, type Grid } from "./geo.js";
-import { groupFields, levelOf, paramOf, stepOf } from "./grouping.js";
+import { groupFields, levelFrames, levelOf, paramOf, stepOf } from "./grouping.js";
 import { bindLayout } from "./layout.js";
 import { MapView, type ProjectionKind } from "./map.js";
 import { MetatensorView, showArray } from "./mtview.js";
@@ -61,6 +61,10 @@ interface State {
   index: TgmIndex | undefined;
   frames: FieldEntry[];
   frame: number;
+  /** What the animation walks when a param has both several steps and several levels. */
+  axis: "steps" | "levels";
+  /** The frames are the levels of one step (else the steps of one level). */
+  overLevels: boolean;
   field: FieldData | undefined;
   grid: Grid | undefined;
   param: string | undefined;
@@ -86,7 +90,7 @@ interface State {
 }
 
 const state: State = {
-  index: undefined, frames: [], frame: 0, field: undefined, grid: undefined, param: undefined,
+  index: undefined, frames: [], frame: 0, axis: "steps", overLevels: false, field: undefined, grid: undefined, param: undefined,
   cmap: "viridis", reverse: false, contour: false, stops: [], style: undefined, min: 0, max: 1, locked: false, timer: undefined, generation: 0,
   expanded: new Set(),
   packedLevel: 0,
@@ -231,6 +235,20 @@ function stepText(f: FieldEntry): string {
   return s === undefined ? "" : `T+${s}h`;
 }
 
+/** "500 hPa" on pressure levels, "L137" on model levels, else "level n". */
+function levelText(f: FieldEntry): string {
+  const level = levelOf(f);
+  if (level === undefined) return "";
+  const mars = f.meta["mars"];
+  const levtype = typeof mars === "object" && mars !== null ? (mars as Record<string, unknown>)["levtype"] : undefined;
+  return levtype === "pl" ? `${level} hPa` : levtype === "ml" ? `L${level}` : `level ${level}`;
+}
+
+/** A frame's label in the animation bar and the inspector: its step, or its level when animating over levels. */
+function frameText(f: FieldEntry): string {
+  return (state.overLevels ? levelText(f) : stepText(f)) || f.name;
+}
+
 function renderBrowser(): void {
   const index = state.index;
   if (index === undefined) return;
@@ -297,8 +315,23 @@ function framesOf(f: FieldEntry): FieldEntry[] {
   return [f];
 }
 
+const axisSelect = $<HTMLSelectElement>("anim-axis");
+axisSelect.addEventListener("change", () => {
+  state.axis = axisSelect.value === "levels" ? "levels" : "steps";
+  const f = state.frames[state.frame];
+  if (f !== undefined) void select(f);
+});
+
 async function select(f: FieldEntry): Promise<void> {
-  state.frames = framesOf(f);
+  // Steps at this level, or levels at this step (spec: animation over steps/levels).
+  const steps = framesOf(f);
+  const levels = state.index !== undefined ? levelFrames(state.index.fields, f) : [];
+  const both = steps.length > 1 && levels.length > 1;
+  const overLevels = levels.length > 1 && (state.axis === "levels" || steps.length <= 1);
+  axisSelect.hidden = !both;
+  axisSelect.value = overLevels ? "levels" : "steps";
+  state.frames = overLevels ? levels : steps;
+  state.overLevels = overLevels;
   state.frame = Math.max(0, state.frames.indexOf(f));
   const param = paramOf(f);
   if (param !== state.param) {
@@ -368,7 +401,7 @@ async function showFrame(): Promise<void> {
   if (f === undefined) return;
   const request = ++frameRequest;
   ui.slider.value = String(state.frame);
-  ui.frameLabel.textContent = `${stepText(f) || f.name}  ${state.frame + 1} / ${state.frames.length}`;
+  ui.frameLabel.textContent = `${frameText(f)}  ${state.frame + 1} / ${state.frames.length}`;
   body.dataset["frame"] = String(state.frame);
   ui.meta.textContent = JSON.stringify(f.meta, null, 2);
   for (const r of ui.fields.querySelectorAll<HTMLElement>(".row")) {
@@ -683,13 +716,11 @@ ui.map.addEventListener("pointerup", (e) => {
 });
 $("inspector-close").addEventListener("click", () => (inspector.box.hidden = true));
 
-/** The level in the inspector's title: "500 hPa" (pressure levels), "L137" (model levels), else "level n". */
+/** The level in the inspector's title, or the number of levels when the animation walks them. */
 function levelLabel(f: FieldEntry): string {
-  const level = levelOf(f);
-  if (level === undefined) return "";
-  const mars = f.meta["mars"];
-  const levtype = typeof mars === "object" && mars !== null ? (mars as Record<string, unknown>)["levtype"] : undefined;
-  return levtype === "pl" ? ` at ${level} hPa` : levtype === "ml" ? ` at L${level}` : ` at level ${level}`;
+  if (state.overLevels) return ` on ${state.frames.length} levels`;
+  const t = levelText(f);
+  return t === "" ? "" : ` at ${t}`;
 }
 
 // A press anywhere outside the inspector closes it (a click on the map then inspects the new point).
@@ -724,7 +755,7 @@ async function inspect(i: number, j: number, lat: number, lon: number): Promise<
   const shown = values.map((v) => dsp.show(v));
   drawSeries(inspector.chart, shown, state.frame);
   if (shown.length <= 8) {
-    inspector.values.textContent = frames.map((x, k) => `${stepText(x) || k}: ${formatValue(shown[k]!)}${u}`).join("  ·  ");
+    inspector.values.textContent = frames.map((x, k) => `${frameText(x) || k}: ${formatValue(shown[k]!)}${u}`).join("  ·  ");
   } else {
     const r = finiteRange(shown);
     let sum = 0;
@@ -734,8 +765,8 @@ async function inspect(i: number, j: number, lat: number, lon: number): Promise<
     let sq = 0;
     for (const v of shown) if (!Number.isNaN(v)) sq += (v - mean) ** 2;
     const std = Math.sqrt(sq / Math.max(1, n));
-    const first = stepText(frames[0]!);
-    const last = stepText(frames[frames.length - 1]!);
+    const first = frameText(frames[0]!);
+    const last = frameText(frames[frames.length - 1]!);
     inspector.values.textContent = `${shown.length} frames ${first}…${last}: min ${formatValue(r.min)}, max ${formatValue(r.max)}, mean ${formatValue(mean)}, std ${formatValue(std)}${u}`;
   }
 }

@@ -338,7 +338,9 @@ describe("tgm files", () => {
     await page.click('.group-head[data-param="z"]');
     await page.click('.row[data-msg="3"][data-obj="1"]');
     await rendered(page, "3:1");
-    assert.equal(await page.$eval("#anim", (e) => (e as HTMLElement).hidden), true);
+    // One step on two levels: the animation walks the levels.
+    assert.equal(await page.$eval("#anim", (e) => (e as HTMLElement).hidden), false);
+    assert.match(await page.$eval("#frame-label", (e) => e.textContent ?? ""), /^850 hPa\s+2 \/ 2$/);
     assert.deepEqual((page as Page & { errors?: string[] }).errors, []);
     await page.close();
   });
@@ -386,6 +388,51 @@ describe("tgm files", () => {
 
 // A reference implementation's file (not copied: read where the fixtures live).
 const FIXTURE = process.env["TENSOGRAM_FIXTURES"] ?? "/work/shared/fixtures/tgm";
+
+describe("animation over steps or levels", () => {
+  test("t on two levels at two steps: steps at a level, or levels at a step; the inspector names the level", async () => {
+    const parts: Uint8Array[] = [];
+    for (const step of [0, 6]) {
+      for (const levelist of [500, 850]) {
+        parts.push(encode({ base: [{ mars: mars({ param: "t", levtype: "pl", levelist, step }), units: "K" }] }, [
+          { descriptor: { shape: [NLAT, NLON], dtype: "float32" }, data: field(step, levelist / 10) },
+        ]));
+      }
+    }
+    const bytes = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+    parts.reduce((at, p) => (bytes.set(p, at), at + p.length), 0);
+    const page = await newPage();
+    await upload(page, writeTmp("levels.tgm", bytes));
+    await rendered(page, "0:0");
+    // Over steps first: t at 500 hPa, T+0h then T+6h (messages 0 and 2).
+    assert.equal(await page.$eval("#anim-axis", (e) => (e as HTMLElement).hidden), false);
+    assert.equal(await page.$eval("#anim-axis", (e) => (e as HTMLSelectElement).value), "steps");
+    assert.match(await page.$eval("#frame-label", (e) => e.textContent ?? ""), /^T\+0h\s+1 \/ 2$/);
+    await page.keyboard.press("ArrowRight");
+    await rendered(page, "2:0");
+    const box = await mapBox(page);
+    await page.mouse.click(Math.round(box.x + box.w * 0.4), Math.round(box.y + box.h * 0.4));
+    await page.waitForFunction(() => document.getElementById("inspector")!.dataset["values"] !== undefined);
+    assert.match(await page.$eval("#inspector-title", (e) => e.textContent ?? ""), /^t at 500 hPa, /);
+    await page.click("#inspector-close");
+    // Over levels: at T+6h, 500 then 850 hPa (messages 2 and 3).
+    await page.select("#anim-axis", "levels");
+    await rendered(page, "2:0");
+    assert.match(await page.$eval("#frame-label", (e) => e.textContent ?? ""), /^500 hPa\s+1 \/ 2$/);
+    await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+    await page.keyboard.press("ArrowRight");
+    await rendered(page, "3:0");
+    assert.match(await page.$eval("#frame-label", (e) => e.textContent ?? ""), /^850 hPa\s+2 \/ 2$/);
+    // A row of another step keeps the levels and walks them at that step.
+    await page.click('.row[data-msg="1"][data-obj="0"]');
+    await rendered(page, "1:0");
+    assert.match(await page.$eval("#frame-label", (e) => e.textContent ?? ""), /^850 hPa\s+2 \/ 2$/);
+    await page.keyboard.press("ArrowLeft");
+    await rendered(page, "0:0");
+    assert.deepEqual((page as Page & { errors?: string[] }).errors, []);
+    await page.close();
+  });
+});
 
 describe("levels packed in one tensor", () => {
   test("[2, rows, columns]: a level box, the read-out and the inspector follow the level", async () => {
@@ -818,14 +865,18 @@ describe("colour scale", () => {
     assert.equal(await drag(1000), 600);
     assert.equal(await drag(-1000), 280);
 
-    // z on the 850 hPa level: the inspector names it so.
+    // z: one step on two pressure levels, so the animation walks the levels
+    // and the inspector gives the point's value on each.
     await page.click('.group-head[data-param="z"]');
     await page.click('.row[data-msg="3"][data-obj="1"]');
     await rendered(page, "3:1");
+    assert.match(await page.$eval("#frame-label", (e) => e.textContent ?? ""), /^850 hPa\s+2 \/ 2$/);
+    assert.equal(await page.$eval("#anim-axis", (e) => (e as HTMLElement).hidden), true);
     const box = await mapBox(page);
     await page.mouse.click(Math.round(box.x + box.w * 0.5), Math.round(box.y + box.h * 0.5));
     await page.waitForFunction(() => document.getElementById("inspector")!.dataset["values"] !== undefined && !document.getElementById("inspector")!.hidden);
-    assert.match(await page.$eval("#inspector-title", (e) => e.textContent ?? ""), /^z at 850 hPa, /);
+    assert.match(await page.$eval("#inspector-title", (e) => e.textContent ?? ""), /^z on 2 levels, /);
+    assert.match(await page.$eval("#inspector-values", (e) => e.textContent ?? ""), /^500 hPa: .*850 hPa: /);
     // A press outside it (here on the sidebar) closes it.
     await page.mouse.click(100, 650);
     assert.equal(await page.$eval("#inspector", (e) => (e as HTMLElement).hidden), true);
