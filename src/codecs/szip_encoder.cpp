@@ -306,8 +306,8 @@ void szip_stream_encoder::state::code_rsi(std::size_t samples) {
       continue;
     }
     if (zeros++ == 0) zero_ref = ref != 0;
-    // Runs end at the last coded block and at 64-block segment ends, counted
-    // as libaec counts them: from the blocks left after this one.
+    // Runs end at the RSI's last coded block and at the end of every
+    // 64-block segment counted from the RSI's start (a partial RSI's too).
     const std::uint32_t left = blocks - 1 - b;
     if (left == 0 || (b + 1) % 64 == 0) {
       zero_run(zeros, zero_ref, zeros > 4);

@@ -236,7 +236,7 @@ TEST(SzipEncoder, MatchesLibaecWithUnenforcedBlockSizes) {
 
 TEST(SzipEncoder, MatchesLibaecOnLongZeroRuns) {
   // Zero runs across 64-block segments, ending at full and partial RSI ends
-  // (libaec counts the segments of a partial RSI from its last block).
+  // (a partial RSI's segments counted from its start).
   int failures = 0;
   std::mt19937_64 rng(17);
   for (const std::uint32_t r : {63U, 64U, 65U, 130U, 200U, 4096U}) {
