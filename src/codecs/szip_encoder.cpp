@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "szip_walk.hpp"
+#include "tensogram/core/memory.hpp"
 
 namespace tensogram::codecs {
 
@@ -129,6 +130,10 @@ struct szip_stream_encoder::state {
     // Worst case of one block: a pending zero run's code word (id, bit,
     // reference sample, FS of at most 64 blocks) and the block uncompressed.
     block_bound = 2 * id_len + 1 + n + 66 + static_cast<std::uint64_t>(bs) * n;
+    // Capacity for the worst case of the whole stream, so that the per-RSI
+    // growth below never reallocates (nor copies) the payload.
+    const std::uint64_t blocks = total / sample_bytes / bs + 2 * rsis;
+    reserve_advised(out.payload, static_cast<std::size_t>(blocks * block_bound / 8 + 16 * rsis + 64));
   }
 
   szip_params p;
@@ -287,7 +292,7 @@ void szip_stream_encoder::state::code_rsi(std::size_t samples) {
   const std::size_t count = static_cast<std::size_t>(blocks) * bs;
   // Room for the worst case of every block (and the final byte).
   const std::size_t need = w.bytes() + static_cast<std::size_t>((blocks * block_bound + 64) / 8) + 8;
-  if (out.payload.size() < need) out.payload.resize(std::max(need, out.payload.size() * 2));
+  if (out.payload.size() < need) out.payload.resize(need);
   out.block_offsets.push_back(w.position());
   read_samples(raw.data(), samples, sample_bytes, (p.flags & szip_flags::data_msb) != 0, mask, x.data());
   std::fill(x.begin() + static_cast<std::ptrdiff_t>(samples), x.begin() + static_cast<std::ptrdiff_t>(count),
