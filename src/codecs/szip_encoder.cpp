@@ -24,10 +24,15 @@ constexpr std::uint64_t k_none = std::numeric_limits<std::uint64_t>::max();
 
 // MSB-first bit writer into a byte buffer that the caller sizes for the
 // worst case: bits gather in a 64-bit word and leave 32 at a time, each
-// store bounds-checked.
+// store bounds-checked. A plain value (pointer, sizes, word), so that a
+// local copy lives in registers while a block is coded.
 class bit_writer {
  public:
-  explicit bit_writer(std::vector<std::byte>& buf) noexcept : buf_(buf) {}
+  // The buffer (again, after it grew): the bytes written so far stay.
+  void bind(std::span<std::byte> buf) noexcept {
+    buf_ = buf.data();
+    cap_ = buf.size();
+  }
 
   // The low `n` bits of `v` (n <= 32; bits above them are zero).
   void put(std::uint32_t v, unsigned n) {
@@ -52,19 +57,20 @@ class bit_writer {
   void finish() {
     if (fill_ % 8 != 0) put(0, 8 - fill_ % 8);
     for (; fill_ != 0; fill_ -= 8) {
-      if (pos_ >= buf_.size()) fail("encoder output bound exceeded");
+      if (pos_ >= cap_) fail("encoder output bound exceeded");
       buf_[pos_++] = static_cast<std::byte>((acc_ >> (fill_ - 8)) & 0xFF);
     }
   }
 
  private:
   void store32(std::uint32_t w) {
-    if (buf_.size() - pos_ < 4) fail("encoder output bound exceeded");
+    if (cap_ - pos_ < 4) fail("encoder output bound exceeded");
     for (unsigned i = 0; i < 4; ++i) buf_[pos_ + i] = static_cast<std::byte>((w >> (24 - 8 * i)) & 0xFF);
     pos_ += 4;
   }
 
-  std::vector<std::byte>& buf_;
+  std::byte* buf_ = nullptr;
+  std::size_t cap_ = 0;
   std::size_t pos_ = 0;
   std::uint64_t acc_ = 0;
   unsigned fill_ = 0;
@@ -104,7 +110,7 @@ std::uint64_t fs_sum(const std::uint32_t* v, std::uint32_t count, unsigned k) no
 
 struct szip_stream_encoder::state {
   state(const szip_params& p, std::uint64_t total, szip_encoded& out)
-      : p(p), out(out), w(out.payload), total(total), sample_bytes(szip_sample_bytes(p)) {
+      : p(p), out(out), total(total), sample_bytes(szip_sample_bytes(p)) {
     szip_validate(p);
     if (total % sample_bytes != 0) {
       fail("data length " + std::to_string(total) + " is not a multiple of sample byte width " +
@@ -138,7 +144,7 @@ struct szip_stream_encoder::state {
 
   szip_params p;
   szip_encoded& out;
-  bit_writer w;
+  bit_writer writer;  // its state between RSIs
   std::uint64_t total;
   std::uint64_t fed = 0;
   std::size_t sample_bytes;
@@ -159,8 +165,8 @@ struct szip_stream_encoder::state {
 
   void code_rsi(std::size_t samples);
   void preprocess(std::size_t count);
-  void zero_run(std::uint32_t z, bool with_ref, bool ros);
-  void block(const std::uint32_t* v, unsigned ref);
+  void zero_run(bit_writer& w, std::uint32_t z, bool with_ref, bool ros) const;
+  void block(bit_writer& w, const std::uint32_t* v, unsigned ref);
   int best_k(const std::uint32_t* v, std::uint32_t count, std::uint64_t& len);
 };
 
@@ -186,7 +192,8 @@ void szip_stream_encoder::state::preprocess(std::size_t count) {
   }
 }
 
-void szip_stream_encoder::state::zero_run(std::uint32_t z, bool with_ref, bool ros) {
+[[gnu::always_inline]] inline void szip_stream_encoder::state::zero_run(bit_writer& w, std::uint32_t z,
+                                                                        bool with_ref, bool ros) const {
   w.put(0, id_len + 1);
   if (with_ref) w.put(ref_sample, n);
   w.fs(ros ? 4 : (z >= 5 ? z : z - 1));
@@ -234,7 +241,8 @@ int szip_stream_encoder::state::best_k(const std::uint32_t* v, std::uint32_t cou
 }
 
 // One non-zero block (values v[0..bs), v[0] = 0 in the reference block).
-void szip_stream_encoder::state::block(const std::uint32_t* v, unsigned ref) {
+[[gnu::always_inline]] inline void szip_stream_encoder::state::block(bit_writer& w, const std::uint32_t* v,
+                                                                     unsigned ref) {
   const std::uint32_t count = bs - ref;
   const std::uint64_t uncomp = static_cast<std::uint64_t>(count) * n;
   std::uint64_t split = k_none;
@@ -291,8 +299,11 @@ void szip_stream_encoder::state::code_rsi(std::size_t samples) {
   const std::uint32_t blocks = static_cast<std::uint32_t>((samples + bs - 1) / bs);
   const std::size_t count = static_cast<std::size_t>(blocks) * bs;
   // Room for the worst case of every block (and the final byte).
-  const std::size_t need = w.bytes() + static_cast<std::size_t>((blocks * block_bound + 64) / 8) + 8;
+  const std::size_t need = writer.bytes() + static_cast<std::size_t>((blocks * block_bound + 64) / 8) + 8;
   if (out.payload.size() < need) out.payload.resize(need);
+  // The RSI is coded through a local copy of the writer (kept in registers).
+  bit_writer w = writer;
+  w.bind(out.payload);
   out.block_offsets.push_back(w.position());
   read_samples(raw.data(), samples, sample_bytes, (p.flags & szip_flags::data_msb) != 0, mask, x.data());
   std::fill(x.begin() + static_cast<std::ptrdiff_t>(samples), x.begin() + static_cast<std::ptrdiff_t>(count),
@@ -305,9 +316,9 @@ void szip_stream_encoder::state::code_rsi(std::size_t samples) {
     const std::uint32_t* v = x.data() + static_cast<std::size_t>(b) * bs;
     const bool zero = std::all_of(v + ref, v + bs, [](std::uint32_t e) { return e == 0; });
     if (!zero) {
-      if (zeros != 0) zero_run(zeros, zero_ref, false);
+      if (zeros != 0) zero_run(w, zeros, zero_ref, false);
       zeros = 0;
-      block(v, ref);
+      block(w, v, ref);
       continue;
     }
     if (zeros++ == 0) zero_ref = ref != 0;
@@ -315,10 +326,11 @@ void szip_stream_encoder::state::code_rsi(std::size_t samples) {
     // 64-block segment counted from the RSI's start (a partial RSI's too).
     const std::uint32_t left = blocks - 1 - b;
     if (left == 0 || (b + 1) % 64 == 0) {
-      zero_run(zeros, zero_ref, zeros > 4);
+      zero_run(w, zeros, zero_ref, zeros > 4);
       zeros = 0;
     }
   }
+  writer = w;
 }
 
 szip_stream_encoder::szip_stream_encoder(const szip_params& p, std::uint64_t total, szip_encoded& out)
@@ -345,8 +357,9 @@ void szip_stream_encoder::feed(std::span<const std::byte> in) {
   if (s.fed != s.total) return;
   if (s.raw_fill != 0) s.code_rsi(s.raw_fill / s.sample_bytes);
   s.raw_fill = 0;
-  s.w.finish();
-  s.out.payload.resize(s.w.bytes());
+  s.writer.bind(s.out.payload);
+  s.writer.finish();
+  s.out.payload.resize(s.writer.bytes());
 }
 
 szip_encoded szip_encode(std::span<const std::byte> in, const szip_params& p) {
