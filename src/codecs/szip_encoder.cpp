@@ -132,6 +132,8 @@ struct szip_stream_encoder::state {
     raw.resize(static_cast<std::size_t>(std::min<std::uint64_t>(rsi_bytes, total)));
     x.resize(std::min<std::size_t>(per_rsi, static_cast<std::size_t>(total / sample_bytes) + bs));
     const std::uint64_t rsis = (total + rsi_bytes - 1) / rsi_bytes;
+    out.payload.clear();
+    out.block_offsets.clear();
     out.block_offsets.reserve(static_cast<std::size_t>(rsis));
     // Worst case of one block: a pending zero run's code word (id, bit,
     // reference sample, FS of at most 64 blocks) and the block uncompressed.
@@ -334,9 +336,7 @@ void szip_stream_encoder::state::code_rsi(std::size_t samples) {
 }
 
 szip_stream_encoder::szip_stream_encoder(const szip_params& p, std::uint64_t total, szip_encoded& out)
-    : s_(std::make_unique<state>(p, total, out)) {
-  if (total == 0) out.payload.clear();
-}
+    : s_(std::make_unique<state>(p, total, out)) {}
 
 szip_stream_encoder::~szip_stream_encoder() = default;
 

@@ -56,8 +56,8 @@ namespace tensogram::codecs {
 class szip_stream_encoder {
  public:
   /// Codes `total` input bytes (a multiple of the sample width) handed over
-  /// by feed() in pieces of any size, into `out` (payload and the bit offset
-  /// of every RSI start).
+  /// by feed() in pieces of any size, into `out` (emptied first: payload and
+  /// the bit offset of every RSI start).
   szip_stream_encoder(const szip_params& p, std::uint64_t total, szip_encoded& out);
   ~szip_stream_encoder();
   szip_stream_encoder(const szip_stream_encoder&) = delete;
