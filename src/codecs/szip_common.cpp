@@ -1,7 +1,7 @@
 // The parts of the szip codec (spec 03 §7) that do not depend on libaec:
 // parameter checks, sample widths, the RSI offsets of the CDS walk and the
 // checks in front of decodes. Built with src/codecs/szip.cpp (libaec) and
-// with src/codecs/szip_decode_only.cpp (our own decoder).
+// with src/codecs/szip_builtin.cpp (our own encoder and decoder).
 #include "szip_common.hpp"
 
 #include <string>

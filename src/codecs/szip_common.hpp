@@ -1,5 +1,5 @@
-// What src/codecs/szip.cpp (libaec) and src/codecs/szip_decode_only.cpp (our
-// own decoder, builds without libaec) share beyond szip.hpp: the checks in
+// What src/codecs/szip.cpp (libaec) and src/codecs/szip_builtin.cpp (our
+// own encoder and decoder, builds without libaec) share beyond szip.hpp: the checks in
 // front of a decode and of a range decode (spec 03 §7.5). Private to
 // src/codecs/szip*.cpp.
 #pragma once

@@ -118,6 +118,7 @@ doctor_build_info collect_build_info() {
 // Features (spec 04 §A.5: szip, szip-pure, zstd, zstd-pure, lz4, blosc2, zfp,
 // sz3, threads, remote, mmap, async, in this order).
 
+#if __has_include(<libaec.h>)
 std::optional<std::string> libaec_version() {
 #ifdef AEC_VERSION_STR
   return std::string(AEC_VERSION_STR);  // libaec >= 1.1
@@ -125,6 +126,7 @@ std::optional<std::string> libaec_version() {
   return std::nullopt;  // libaec 1.0.x has no version API
 #endif
 }
+#endif
 
 #ifndef __EMSCRIPTEN__
 std::optional<std::string> curl_version_text() {
@@ -146,8 +148,15 @@ std::vector<feature_status> collect_features() {
   const std::string own_version(library_version());
   const auto own = [&own_version] { return std::optional<std::string>(own_version); };
   std::vector<feature_status> f;
+#if __has_include(<libaec.h>)
   f.push_back(codec_row("szip", "libaec", feature_linkage::ffi, libaec_version));
-  // No CCSDS coder of our own: libaec does the coding (docs/pipeline.md).
+#else
+  // Without libaec (the WebAssembly build, docs/wasm.md): our own CCSDS
+  // 121.0-B-3 encoder and decoder, which write and read libaec's bytes.
+  f.push_back(codec_row("szip", "tensogram-cpp", feature_linkage::builtin, own));
+#endif
+  // "szip-pure" is the reference's pure-Rust coder, whose streams differ
+  // from libaec's (spec 03 §7.1): none here.
   f.push_back(feature_status::make_off("szip-pure", feature_kind::compression));
   f.push_back(codec_row("zstd", "libzstd", feature_linkage::ffi,
                         [] { return std::optional<std::string>(ZSTD_versionString()); }));
@@ -532,7 +541,7 @@ std::string doctor_json() {
 bool is_compression_built_in(std::string_view name) {
   // The compressor table holds exactly the codecs compiled in (spec 02 §16,
   // spec 03 §6).
-  // szip needs libaec, which a build may lack (docs/wasm.md).
+  // szip: libaec, or our own coder in a build without it (docs/wasm.md).
   if (name == "szip") return codecs::szip_available();
   return codecs::is_known_compression(name);
 }

@@ -36,13 +36,13 @@ struct szip_params {
   std::uint32_t flags = szip_flags::data_preprocess;
 };
 
-/// Bytes per sample container: 1, 2, 3 (17–24 bits with 3BYTE) or 4.
-/// False in a build without libaec (src/codecs/szip_decode_only.cpp, the
-/// WebAssembly build of docs/wasm.md), which decodes with our own decoder
-/// but whose encoding functions throw compression_error "codec \"szip\" is
-/// not built into this build for encoding".
+/// True in every build: with libaec (src/codecs/szip.cpp) and without it
+/// (src/codecs/szip_builtin.cpp, the WebAssembly build of docs/wasm.md),
+/// which encodes and decodes with our own CCSDS 121.0-B-3 code, writing
+/// libaec 1.0.6's bytes.
 [[nodiscard]] bool szip_available() noexcept;
 
+/// Bytes per sample container: 1, 2, 3 (17–24 bits with 3BYTE) or 4.
 [[nodiscard]] std::size_t szip_sample_bytes(const szip_params& p) noexcept;
 
 /// Checks §7.2's limits; throws `encoding_error` ("compression error: szip

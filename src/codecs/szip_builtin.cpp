@@ -1,9 +1,11 @@
 // The szip entry points of a build without libaec (the WebAssembly module
-// when the libaec source package cannot be obtained, docs/wasm.md): decoding
-// with our own CCSDS 121.0-B-3 decoder (src/codecs/szip_decoder.hpp), full,
-// piecewise and by range (spec 03 §7.5, the RSI start found by the same CDS
-// walk as the libaec build), with the same checks and errors as
-// src/codecs/szip.cpp; encoding is refused with one clear compression_error.
+// when the libaec source package cannot be obtained, docs/wasm.md), all on
+// our own CCSDS 121.0-B-3 code: encoding with our encoder
+// (src/codecs/szip_encoder.hpp, byte-identical to libaec 1.0.6's streams,
+// with the true RSI offsets of spec 03 §7.4, as the libaec build records
+// them), decoding with our decoder (src/codecs/szip_decoder.hpp), full,
+// piecewise and by range (§7.5, the RSI start found by the same CDS walk as
+// the libaec build), with the same checks and errors as src/codecs/szip.cpp.
 // The build is sequential, so `threads` is ignored.
 #include <algorithm>
 #include <numeric>
@@ -12,6 +14,7 @@
 
 #include "szip_common.hpp"
 #include "szip_decoder.hpp"
+#include "szip_encoder.hpp"
 #include "tensogram/codecs/szip.hpp"
 #include "tensogram/core/error.hpp"
 
@@ -19,13 +22,8 @@ namespace tensogram::codecs {
 
 namespace {
 
-[[noreturn]] void encode_not_built() {
-  throw compression_error(
-      "codec \"szip\" is not built into this build for encoding (decoding only: compiled without libaec)");
-}
-
-// Decoded pieces handed to a sink: whole RSIs and whole `unit`s, about
-// 64 KiB (as the libaec build's pieces).
+// Pieces of stage input handed to the encoder and of decoded bytes handed to
+// a sink: whole RSIs and whole `unit`s, about 64 KiB (as the libaec build's).
 std::size_t piece_bytes(const szip_params& p, std::size_t unit) {
   const std::size_t rsi_bytes = static_cast<std::size_t>(p.rsi) * p.block_size * szip_sample_bytes(p);
   const std::size_t step = std::lcm(rsi_bytes, std::max<std::size_t>(unit, 1));
@@ -34,20 +32,34 @@ std::size_t piece_bytes(const szip_params& p, std::size_t unit) {
 
 }  // namespace
 
-// False: the codec is not built in both directions (the doctor's self-test
-// of a built-in codec encodes).
+// True: both directions are built in (the doctor's self-test encodes).
 bool szip_available() noexcept {
-  return false;
+  return true;
 }
 
-szip_encoded szip_compress(std::span<const std::byte> /*in*/, const szip_params& /*p*/) {
-  encode_not_built();
+szip_encoded szip_compress(std::span<const std::byte> in, const szip_params& p) {
+  szip_validate(p);
+  if (in.empty()) return {};
+  return szip_encode(in, p);  // which refuses a partial sample
 }
 
-szip_encoded szip_compress_chunked(std::uint64_t /*size*/, std::size_t /*unit*/,
-                                   const szip_chunk_fill& /*fill*/, const szip_params& /*p*/,
-                                   std::uint32_t /*threads*/) {
-  encode_not_built();
+szip_encoded szip_compress_chunked(std::uint64_t size, std::size_t unit, const szip_chunk_fill& fill,
+                                   const szip_params& p, std::uint32_t /*threads*/) {
+  szip_validate(p);
+  szip_encoded out;
+  if (size == 0) return out;
+  // The producer's pieces (whole RSIs and units, about 64 KiB) go straight
+  // into the encoder while still in cache.
+  const std::size_t chunk = piece_bytes(p, unit);
+  std::vector<std::byte> buf(static_cast<std::size_t>(std::min<std::uint64_t>(chunk, size)));
+  szip_stream_encoder enc(p, size, out);  // refuses a partial sample
+  for (std::uint64_t off = 0; off < size; off += chunk) {
+    const std::span<std::byte> piece(buf.data(),
+                                     static_cast<std::size_t>(std::min<std::uint64_t>(chunk, size - off)));
+    fill(off, piece);
+    enc.feed(piece);
+  }
+  return out;
 }
 
 void szip_decompress_into(std::span<const std::byte> payload, const szip_params& p,
