@@ -19,24 +19,12 @@ namespace {
 // larger ones, so do we: every stream it decodes, we decode the same).
 constexpr std::uint32_t k_max_se_word = 90;
 
-// The largest block decoded (AEC_NOT_ENFORCE blocks above it are refused).
-constexpr std::uint32_t k_max_block = 4096;
-
 }  // namespace
 
 struct szip_stream_decoder::state {
   state(std::span<const std::byte> payload, const szip_params& p, std::uint64_t total, std::uint64_t start)
       : p(p), r(payload, start), start_bit(start), sample_bytes(szip_sample_bytes(p)) {
-    if (total % sample_bytes != 0) {
-      fail("data length " + std::to_string(total) + " is not a multiple of sample byte width " +
-           std::to_string(sample_bytes));
-    }
-    // AEC_NOT_ENFORCE admits any even block size; a block is decoded whole
-    // into `d`, so a huge one would allocate far more than the output.
-    if (p.block_size > k_max_block) {
-      fail("block_size " + std::to_string(p.block_size) + " above " + std::to_string(k_max_block) +
-           " is not supported");
-    }
+    szip_walk::check_stream_shape(p, total, sample_bytes);
     samples_left = total / sample_bytes;
     per_rsi = static_cast<std::uint64_t>(p.rsi) * p.block_size;
     id_len = szip_walk::id_length(p);

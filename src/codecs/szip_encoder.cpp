@@ -17,9 +17,6 @@ using szip_walk::fail;
 
 namespace {
 
-// The largest block coded (as the decoder's bound, szip_decoder.cpp).
-constexpr std::uint32_t k_max_block = 4096;
-
 constexpr std::uint64_t k_none = std::numeric_limits<std::uint64_t>::max();
 
 // MSB-first bit writer into a byte buffer that the caller sizes for the
@@ -112,14 +109,7 @@ struct szip_stream_encoder::state {
   state(const szip_params& p, std::uint64_t total, szip_encoded& out)
       : p(p), out(out), total(total), sample_bytes(szip_sample_bytes(p)) {
     szip_validate(p);
-    if (total % sample_bytes != 0) {
-      fail("data length " + std::to_string(total) + " is not a multiple of sample byte width " +
-           std::to_string(sample_bytes));
-    }
-    if (p.block_size > k_max_block) {
-      fail("block_size " + std::to_string(p.block_size) + " above " + std::to_string(k_max_block) +
-           " is not supported");
-    }
+    szip_walk::check_stream_shape(p, total, sample_bytes);
     n = p.bits_per_sample;
     bs = p.block_size;
     id_len = szip_walk::id_length(p);

@@ -31,6 +31,24 @@ namespace tensogram::codecs::szip_walk {
   throw encoding_error("compression error: szip error: " + what);
 }
 
+// The largest block our own coder handles: AEC_NOT_ENFORCE admits any even
+// size, and a block is held whole, so a huge one would cost far more memory
+// than the data.
+inline constexpr std::uint32_t k_max_block = 4096;
+
+// The checks our encoder and decoder make on a stream of `total` bytes
+// before coding it: whole samples, and a block size they handle.
+inline void check_stream_shape(const szip_params& p, std::uint64_t total, std::size_t sample_bytes) {
+  if (total % sample_bytes != 0) {
+    fail("data length " + std::to_string(total) + " is not a multiple of sample byte width " +
+         std::to_string(sample_bytes));
+  }
+  if (p.block_size > k_max_block) {
+    fail("block_size " + std::to_string(p.block_size) + " above " + std::to_string(k_max_block) +
+         " is not supported");
+  }
+}
+
 // Bit index, counted from the most significant bit, of the (i+1)-th one bit
 // of every byte value: the last step of select_msb.
 constexpr std::array<std::array<std::uint8_t, 8>, 256> k_byte_select = [] {

@@ -7,7 +7,6 @@
 // bit-flipped streams end in a tensogram error or some output, never a crash
 // or an out-of-bounds write (run under the sanitizers too).
 #include <gtest/gtest.h>
-#include <libaec.h>
 
 #include <cstdint>
 #include <cstring>
@@ -17,33 +16,13 @@
 #include <vector>
 
 #include "src/codecs/szip_decoder.hpp"
+#include "szip_test_support.hpp"
 #include "tensogram/codecs/szip.hpp"
 #include "tensogram/core/error.hpp"
 
 namespace {
 
-namespace codecs = tensogram::codecs;
-using bytes = std::vector<std::byte>;
-
-constexpr std::uint32_t k_dp = codecs::szip_flags::data_preprocess;
-constexpr std::uint32_t k_signed = codecs::szip_flags::data_signed;
-constexpr std::uint32_t k_msb = codecs::szip_flags::data_msb;
-constexpr std::uint32_t k_3byte = codecs::szip_flags::data_3byte;
-constexpr std::uint32_t k_pad = codecs::szip_flags::pad_rsi;
-constexpr std::uint32_t k_restricted = codecs::szip_flags::restricted;
-
-enum class kind { random, smooth, constant, sparse, extreme };
-
-const char* name_of(kind k) {
-  switch (k) {
-    case kind::random: return "random";
-    case kind::smooth: return "smooth";
-    case kind::constant: return "constant";
-    case kind::sparse: return "sparse";
-    case kind::extreme: return "extreme";
-  }
-  return "?";
-}
+using namespace szip_test;  // NOLINT(google-build-using-namespace): a test file's own helpers
 
 // `n` samples of p.bits_per_sample bits in their containers (n-bit two's
 // complement with AEC_DATA_SIGNED).
@@ -86,28 +65,6 @@ bytes make_data(const codecs::szip_params& p, std::size_t n, kind k, std::uint64
   return out;
 }
 
-aec_stream stream_of(const codecs::szip_params& p) {
-  aec_stream s{};
-  s.bits_per_sample = p.bits_per_sample;
-  s.block_size = p.block_size;
-  s.rsi = p.rsi;
-  s.flags = p.flags;
-  return s;
-}
-
-bytes libaec_encode(const bytes& in, const codecs::szip_params& p) {
-  aec_stream s = stream_of(p);
-  bytes out(in.size() * 2 + 1024);
-  s.next_in = reinterpret_cast<const unsigned char*>(in.data());
-  s.avail_in = in.size();
-  s.next_out = reinterpret_cast<unsigned char*>(out.data());
-  s.avail_out = out.size();
-  const int rc = aec_buffer_encode(&s);
-  EXPECT_EQ(rc, AEC_OK);
-  out.resize(s.total_out);
-  return out;
-}
-
 // libaec's decode; std::nullopt when it fails or decodes fewer bytes.
 std::optional<bytes> try_libaec_decode(const bytes& in, const codecs::szip_params& p, std::size_t expected) {
   aec_stream s = stream_of(p);
@@ -130,12 +87,6 @@ bytes ours(const bytes& payload, const codecs::szip_params& p, std::size_t expec
   bytes out(expected);
   codecs::szip_decode_into(payload, p, out);
   return out;
-}
-
-std::string describe(const codecs::szip_params& p, std::size_t n, kind k) {
-  return "bits " + std::to_string(p.bits_per_sample) + " block " + std::to_string(p.block_size) + " rsi " +
-         std::to_string(p.rsi) + " flags " + std::to_string(p.flags) + " samples " + std::to_string(n) + " " +
-         name_of(k);
 }
 
 // The stream of `coded` (written without AEC_PAD_RSI) with every RSI padded
@@ -213,8 +164,6 @@ bool check_one(const codecs::szip_params& p, std::size_t n, kind k, std::uint64_
   }
   return true;
 }
-
-const kind k_kinds[] = {kind::random, kind::smooth, kind::constant, kind::sparse, kind::extreme};
 
 // The sample count of a case: one and a half RSIs and an odd tail (a last,
 // partial RSI and block), at most ~24 Ki samples.
