@@ -3,18 +3,13 @@
 // minimised colour controls, and the display options (coastlines, grid lines)
 // remembered in the browser.
 
+import { $ } from "./dom.js";
 import type { MapView } from "./map.js";
 import { BottomSheet, PHONE_QUERY } from "./sheet.js";
 
 const SIDEBAR_MIN = 280;
 const SIDEBAR_MAX = 600;
 const LINE_KEYS = { coastlines: "tensogram.viewer.coastlines", graticule: "tensogram.viewer.graticule" } as const;
-
-function $<T extends HTMLElement = HTMLElement>(id: string): T {
-  const e = document.getElementById(id);
-  if (e === null) throw new Error(`#${id} missing`);
-  return e as T;
-}
 
 function bindSidebarEdge(): void {
   const body = document.body;

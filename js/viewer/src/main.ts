@@ -5,6 +5,7 @@
 import { autoStyle, styledRange, type AutoStyle } from "./autostyle.js";
 import { Decoder } from "./client.js";
 import { COLOUR_MAPS, colourTable, finiteRange, formatValue, ticks, type ColourScale } from "./colour.js";
+import { $ } from "./dom.js";
 import { columns, gridFromCoords, gridFromMetadata, pointOf, type Grid } from "./geo.js";
 import { groupFields, levelFrames, levelOf, paramOf, stepOf } from "./grouping.js";
 import { bindLayout } from "./layout.js";
@@ -13,12 +14,6 @@ import { MetatensorView, showArray } from "./mtview.js";
 import { PaletteEditor, seedStops, stopsTable, type Stop } from "./palette.js";
 import type { FieldData, FieldEntry, FileIndex, ReadStats, TgmIndex } from "./protocol.js";
 import { LocalFileSource, urlSource, type ViewerSource } from "./source.js";
-
-function $<T extends HTMLElement = HTMLElement>(id: string): T {
-  const e = document.getElementById(id);
-  if (e === null) throw new Error(`#${id} missing`);
-  return e as T;
-}
 
 const decoder = new Decoder();
 $("version").textContent = `v${__VIEWER_VERSION__}`;
