@@ -121,28 +121,54 @@ value& value::operator[](std::string_view key) {
 }
 
 text_map_builder::text_map_builder(map m) : entries_(std::move(m)) {
+  if (entries_.size() > k_linear_limit) build_index();
+}
+
+void text_map_builder::build_index() {
   index_.reserve(entries_.size());
+  // Forward, so that a key repeated in the starting map maps to its last entry.
   for (std::size_t i = 0; i < entries_.size(); ++i) {
     if (const std::string* k = entries_[i].key.as_text()) index_[*k] = i;
   }
+  indexed_ = true;
+}
+
+std::size_t text_map_builder::position(const std::string& key) const {
+  if (indexed_) {
+    const auto it = index_.find(key);
+    return it == index_.end() ? npos : it->second;
+  }
+  // From the back: the last entry of a repeated key is the one that counts.
+  for (std::size_t i = entries_.size(); i-- > 0;) {
+    const std::string* k = entries_[i].key.as_text();
+    if (k != nullptr && *k == key) return i;
+  }
+  return npos;
 }
 
 void text_map_builder::reserve(std::size_t n) {
   entries_.reserve(n);
-  index_.reserve(n);
+  if (indexed_) index_.reserve(n);
 }
 
-void text_map_builder::set(const std::string& key, value v) {
-  const auto [it, inserted] = index_.try_emplace(key, entries_.size());
-  if (inserted) {
-    entries_.push_back(map_entry{value(key), std::move(v)});
-  } else {
-    entries_[it->second].val = std::move(v);
+void text_map_builder::set(std::string key, value v) {
+  if (indexed_) {
+    const auto [it, inserted] = index_.try_emplace(key, entries_.size());
+    if (!inserted) {
+      entries_[it->second].val = std::move(v);
+      return;
+    }
+  } else if (const std::size_t at = position(key); at != npos) {
+    entries_[at].val = std::move(v);
+    return;
   }
+  entries_.push_back(map_entry{value(std::move(key)), std::move(v)});
+  if (!indexed_ && entries_.size() > k_linear_limit) build_index();
 }
 
 value text_map_builder::take() {
   index_.clear();
+  indexed_ = false;
   return value(std::exchange(entries_, map{}));
 }
 

@@ -208,7 +208,7 @@ message file::decode_message(std::size_t i, const decode_options& options) {
 metadata file::decode_metadata(std::size_t i) {
   if (state_->kind == file_kind::mapped) return tensogram::decode_metadata(message_bytes(i).bytes());
   const scan_entry e = state_->extent(i);
-  return metadata(state_->layout(i, e, *state_->source()).layout->first_metadata);
+  return metadata(state_->layout(i, e, *state_->source()).layout->first_metadata);  // shared, not copied
 }
 
 std::pair<metadata, std::vector<data_object_descriptor>> file::decode_descriptors(std::size_t i) {
@@ -228,7 +228,9 @@ message file::decode_object(std::size_t i, std::size_t object_index, const decod
   const buffer frame = src->read_one({e.offset + o.offset, o.length});
   std::vector<decoded_object> one;
   one.push_back(decode_data_frame(frame, object_index, options));
-  return message(metadata(l.layout->layout.metadata), std::move(one));
+  // The cached layout's metadata, shared (aliasing the layout's ownership).
+  return message(metadata(std::shared_ptr<const global_metadata>(l.layout, &l.layout->layout.metadata)),
+                 std::move(one));
 }
 
 std::vector<buffer> file::decode_range(std::size_t i, std::size_t object_index,

@@ -110,14 +110,14 @@ std::shared_ptr<const cached_layout> from_index(global_metadata meta, global_met
   auto out = std::make_shared<cached_layout>();
   out->layout.metadata = std::move(meta);
   for (std::size_t k = 0; k < count; ++k) out->layout.objects.push_back({index.offsets[k], index.lengths[k]});
-  out->first_metadata = std::move(first);
+  out->first_metadata = std::make_shared<const global_metadata>(std::move(first));
   return out;
 }
 
 loaded_layout from_whole(buffer whole) {
   auto out = std::make_shared<cached_layout>();
   out->layout = read_message_layout(whole.bytes());
-  out->first_metadata = decode_metadata(whole.bytes()).global();
+  out->first_metadata = decode_metadata(whole.bytes()).shared();
   return loaded_layout{std::move(out), std::move(whole)};
 }
 

@@ -23,8 +23,9 @@ struct cached_layout {
   /// Metadata of a full decode and each object's frame (offsets from the
   /// message start).
   message_layout layout;
-  /// The first metadata frame's metadata (what `decode_metadata` returns).
-  global_metadata first_metadata;
+  /// The first metadata frame's metadata (what `decode_metadata` returns),
+  /// shared with the `metadata` values handed out, which are never copies.
+  std::shared_ptr<const global_metadata> first_metadata;
 };
 
 struct loaded_layout {

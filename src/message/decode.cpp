@@ -181,7 +181,7 @@ sliced_object slice_object(const frame_view& f, std::size_t frame_offset_in_msg)
   format::data_frame_parts parts = format::split_data_frame(f);
   sliced_object s;
   try {
-    s.descriptor = data_object_descriptor::from_cbor(parts.descriptor);
+    s.descriptor = data_object_descriptor::from_cbor(std::move(parts.descriptor));
     // Shape product and decoded size must fit u64 (spec 01 §19.2 #35).
     if (!raw_byte_size(s.descriptor.dtype, s.descriptor.element_count())) {
       throw metadata_error("element count overflows usize");
@@ -356,6 +356,14 @@ std::optional<indexed_message> read_index(std::span<const std::byte> msg) {
   indexed_message r;
   r.extent = format::read_message_extent(msg);
   if ((r.extent.head.flags & format::message_flags::preceder_metadata) != 0) return std::nullopt;
+  // Nor when its flags declare no index frame: walking its header here would
+  // parse its metadata a second time for nothing before the full walk. The
+  // flags are advisory (spec 01 §3.1), so they only choose the path, never
+  // the result: the full walk finds an undeclared index frame too.
+  if ((r.extent.head.flags & (format::message_flags::header_index | format::message_flags::footer_index)) ==
+      0) {
+    return std::nullopt;
+  }
   const std::span<const std::byte> m = msg.first(r.extent.message_end);
   const std::size_t end = r.extent.frames_end;
   index_frames sink(r);

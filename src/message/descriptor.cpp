@@ -92,20 +92,24 @@ bool data_object_descriptor::reinterpreted_as_float64() const noexcept {
 }
 
 data_object_descriptor data_object_descriptor::from_cbor(const cbor::value& v) {
-  const cbor::map* m = v.as_map();
+  return from_cbor(cbor::value(v));
+}
+
+data_object_descriptor data_object_descriptor::from_cbor(cbor::value&& v) {
+  cbor::map* m = v.as_map();
   if (m == nullptr) bad("descriptor is not a map");
   data_object_descriptor d;
   std::array<bool, k_fixed_keys.size()> seen{};
   cbor::text_map_builder params;  // linear in the number of (untrusted) keys, unlike value::set
-  for (const cbor::map_entry& e : *m) {
-    const std::string* key = e.key.as_text();
+  for (cbor::map_entry& e : *m) {
+    std::string* key = e.key.as_text();
     if (key == nullptr) bad("non-text key");
     std::size_t idx = k_fixed_keys.size();
     for (std::size_t i = 0; i < k_fixed_keys.size(); ++i) {
       if (k_fixed_keys[i] == *key) idx = i;
     }
     if (idx == k_fixed_keys.size()) {
-      params.set(*key, e.val);
+      params.set(std::move(*key), std::move(e.val));
       continue;
     }
     if (seen[idx]) bad("duplicate field '" + *key + "'");
@@ -136,7 +140,7 @@ data_object_descriptor data_object_descriptor::from_cbor(const cbor::value& v) {
       d.compression = text_field(e.val, *key);
     } else {  // masks
       if (!e.val.is_map()) bad("'masks' must be a map");
-      d.masks = e.val;
+      d.masks = std::move(e.val);
     }
   }
   // byte_order (index 5) and masks (index 9) are optional.

@@ -17,22 +17,23 @@ namespace tensogram {
 
 namespace {
 
-// Builds a text-keyed map from `v`, later duplicates replacing earlier ones
-// (spec 02 §1.5). Throws metadata_error("failed to deserialize <section>").
-cbor::value text_keyed_map(const cbor::value& v, std::string_view section) {
-  const cbor::map* m = v.as_map();
+// Builds a text-keyed map from `v`, moving its entries out, later
+// duplicates replacing earlier ones (spec 02 §1.5). Throws
+// metadata_error("failed to deserialize <section>").
+cbor::value text_keyed_map(cbor::value&& v, std::string_view section) {
+  cbor::map* m = v.as_map();
   if (m == nullptr) {
     throw metadata_error("failed to deserialize " + std::string(section) + ": expected a map");
   }
   // A builder, not `value::set`: linear in the number of keys (untrusted).
   cbor::text_map_builder out;
   out.reserve(m->size());
-  for (const cbor::map_entry& e : *m) {
-    const std::string* k = e.key.as_text();
+  for (cbor::map_entry& e : *m) {
+    std::string* k = e.key.as_text();
     if (k == nullptr) {
       throw metadata_error("failed to deserialize " + std::string(section) + ": non-text key");
     }
-    out.set(*k, e.val);
+    out.set(std::move(*k), std::move(e.val));
   }
   return out.take();
 }
@@ -40,25 +41,29 @@ cbor::value text_keyed_map(const cbor::value& v, std::string_view section) {
 }  // namespace
 
 global_metadata global_metadata::from_cbor(const cbor::value& v) {
-  const cbor::map* top = v.as_map();
+  return from_cbor(cbor::value(v));
+}
+
+global_metadata global_metadata::from_cbor(cbor::value&& v) {
+  cbor::map* top = v.as_map();
   if (top == nullptr) throw metadata_error("global metadata CBOR is not a map");
   global_metadata g;
   cbor::text_map_builder free_form;
-  for (const cbor::map_entry& e : *top) {
-    const std::string* key = e.key.as_text();
+  for (cbor::map_entry& e : *top) {
+    std::string* key = e.key.as_text();
     if (key == nullptr) throw metadata_error("global metadata CBOR has non-text top-level key");
     if (*key == "base") {
-      const cbor::array* arr = e.val.as_array();
+      cbor::array* arr = e.val.as_array();
       if (arr == nullptr) throw metadata_error("failed to deserialize base: expected an array");
       g.base.clear();
       g.base.reserve(arr->size());
-      for (const cbor::value& entry : *arr) g.base.push_back(text_keyed_map(entry, "base"));
+      for (cbor::value& entry : *arr) g.base.push_back(text_keyed_map(std::move(entry), "base"));
     } else if (*key == "_reserved_") {
-      g.reserved = text_keyed_map(e.val, "_reserved_");
+      g.reserved = text_keyed_map(std::move(e.val), "_reserved_");
     } else if (*key == "_extra_") {
-      g.extra = text_keyed_map(e.val, "_extra_");
+      g.extra = text_keyed_map(std::move(e.val), "_extra_");
     } else {
-      free_form.set(*key, e.val);
+      free_form.set(std::move(*key), std::move(e.val));
     }
   }
   cbor::value top_level = free_form.take();
@@ -70,7 +75,7 @@ global_metadata global_metadata::from_cbor(const cbor::value& v) {
                            "' appears both at the top level and inside _extra_");
     }
   }
-  for (cbor::map_entry& e : *top_level.as_map()) extra.set(*e.key.as_text(), std::move(e.val));
+  for (cbor::map_entry& e : *top_level.as_map()) extra.set(std::move(*e.key.as_text()), std::move(e.val));
   g.extra = extra.take();
   return g;
 }
@@ -82,7 +87,7 @@ global_metadata global_metadata::from_cbor_bytes(std::span<const std::byte> byte
   } catch (const metadata_error& e) {
     throw metadata_error(std::string("failed to parse CBOR: ") + std::string(e.detail()));
   }
-  return from_cbor(v);
+  return from_cbor(std::move(v));
 }
 
 cbor::value global_metadata::to_cbor() const {

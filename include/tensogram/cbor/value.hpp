@@ -121,6 +121,7 @@ class value {
   /// A float, or an integer widened to double.
   [[nodiscard]] std::optional<double> as_double() const noexcept;
   [[nodiscard]] const std::string* as_text() const noexcept { return std::get_if<std::string>(&v_); }
+  [[nodiscard]] std::string* as_text() noexcept { return std::get_if<std::string>(&v_); }
   [[nodiscard]] const byte_string* as_bytes() const noexcept { return std::get_if<byte_string>(&v_); }
   [[nodiscard]] const array* as_array() const noexcept { return std::get_if<array>(&v_); }
   [[nodiscard]] array* as_array() noexcept { return std::get_if<array>(&v_); }
@@ -163,7 +164,9 @@ struct map_entry {
 /// (an existing key's value is replaced in place, a new key is appended),
 /// in linear rather than quadratic total time. `set` searches the map on
 /// every call; decoders build maps from untrusted input, which can hold
-/// hundreds of thousands of keys.
+/// hundreds of thousands of keys. Small maps (metadata sections, descriptor
+/// parameters: a handful of keys) are searched linearly, which allocates
+/// nothing; the hash index is built once a map outgrows that.
 class text_map_builder {
  public:
   text_map_builder() = default;
@@ -171,14 +174,21 @@ class text_map_builder {
   /// entry, as `value::find` does.
   explicit text_map_builder(map m);
   void reserve(std::size_t n);
-  void set(const std::string& key, value v);
-  [[nodiscard]] bool contains(const std::string& key) const { return index_.contains(key); }
+  void set(std::string key, value v);
+  [[nodiscard]] bool contains(const std::string& key) const { return position(key) != npos; }
   /// The built map; the builder is left empty.
   [[nodiscard]] value take();
 
  private:
+  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+  // Above this many entries `index_` holds every text key.
+  static constexpr std::size_t k_linear_limit = 16;
+  [[nodiscard]] std::size_t position(const std::string& key) const;
+  void build_index();
+
   map entries_;
-  std::unordered_map<std::string, std::size_t> index_;  // key → position in entries_
+  std::unordered_map<std::string, std::size_t> index_;  // key → position in entries_, once indexed
+  bool indexed_ = false;
 };
 
 inline value::value() noexcept : v_(std::monostate{}) {}

@@ -56,6 +56,8 @@ struct data_object_descriptor {
   /// Parses a descriptor map; throws `metadata_error` ("failed to deserialize
   /// descriptor: ...") for missing/ill-typed fixed keys or an unknown dtype.
   [[nodiscard]] static data_object_descriptor from_cbor(const cbor::value& v);
+  /// The same, moving params and masks out of `v` instead of copying them.
+  [[nodiscard]] static data_object_descriptor from_cbor(cbor::value&& v);
   /// The descriptor map (fixed keys, params, masks), canonical on encode.
   [[nodiscard]] cbor::value to_cbor() const;
 

@@ -27,6 +27,8 @@ struct global_metadata {
   /// legacy `version`, `reserved`, `common`, `payload`) move into `_extra_`;
   /// a key present both at top level and in `_extra_` is a `metadata_error`.
   [[nodiscard]] static global_metadata from_cbor(const cbor::value& v);
+  /// The same, moving the entries out of `v` instead of copying them.
+  [[nodiscard]] static global_metadata from_cbor(cbor::value&& v);
   /// Parses CBOR bytes (one item; trailing bytes ignored).
   [[nodiscard]] static global_metadata from_cbor_bytes(std::span<const std::byte> bytes);
 
