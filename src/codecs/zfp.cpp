@@ -151,7 +151,8 @@ std::vector<std::byte> zfp_compress(std::span<const std::byte> in, const zfp_par
   if (n == 0) return {};
   const std::uint64_t blocks = block_count(n);
   const std::size_t cap = static_cast<std::size_t>((blocks * encoder_block_bits(p) + 63) / 64 * 8);
-  std::vector<std::byte> out = make_advised_bytes(cap);
+  // One word of slack for bit_writer::write's store of the partial word.
+  std::vector<std::byte> out = make_advised_bytes(cap + 8);
   bit_writer w(out.data());
   const std::byte* src = in.data();
   double block[4];
