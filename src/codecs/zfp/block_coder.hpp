@@ -72,10 +72,17 @@ constexpr plane_code make_plane_code(unsigned n, unsigned x) {
   return {static_cast<std::uint8_t>(code), static_cast<std::uint8_t>(len), static_cast<std::uint8_t>(n)};
 }
 
+/// k_plane_codes[n][x] = make_plane_code(n, x) packed in one integer, code
+/// | length << 8 | next_n << 16: the encoder's loop waits on this load, and
+/// a single 32-bit one keeps the entry in a register (the three-byte struct
+/// was spilled to the stack and reloaded field by field).
 inline constexpr auto k_plane_codes = [] {
-  std::array<std::array<plane_code, 16>, 5> t{};
+  std::array<std::array<std::uint32_t, 16>, 5> t{};
   for (unsigned n = 0; n <= 4; ++n) {
-    for (unsigned x = 0; x < 16; ++x) t[n][x] = make_plane_code(n, x);
+    for (unsigned x = 0; x < 16; ++x) {
+      const plane_code c = make_plane_code(n, x);
+      t[n][x] = c.code | (unsigned{c.length} << 8) | (unsigned{c.next_n} << 16);
+    }
   }
   return t;
 }();
@@ -240,21 +247,22 @@ inline std::uint64_t pack_nibbles(std::uint64_t x, unsigned width) noexcept {
       count -= take;
     }
   };
-  // loud[n]: one above the top 1 bit of the coefficients n … 3, the ones
-  // not yet significant once n are (suffix ORs, computed once per block
-  // rather than a loop of 4 - n steps at each of its up to five runs).
+  // Byte n of loud_from: one above the top 1 bit of the coefficients n … 3,
+  // the ones not yet significant once n are (suffix ORs, computed once per
+  // block; packed in a register, as the loop's next step waits on it).
   const std::uint64_t rest3 = u[3];
   const std::uint64_t rest2 = u[2] | rest3;
   const std::uint64_t rest1 = u[1] | rest2;
-  const unsigned loud_from[4] = {
-      static_cast<unsigned>(std::bit_width(u[0] | rest1)), static_cast<unsigned>(std::bit_width(rest1)),
-      static_cast<unsigned>(std::bit_width(rest2)), static_cast<unsigned>(std::bit_width(rest3))};
+  const std::uint32_t loud_from = static_cast<std::uint32_t>(std::bit_width(u[0] | rest1)) |
+                                  (static_cast<std::uint32_t>(std::bit_width(rest1)) << 8) |
+                                  (static_cast<std::uint32_t>(std::bit_width(rest2)) << 16) |
+                                  (static_cast<std::uint32_t>(std::bit_width(rest3)) << 24);
   unsigned n = 0;
   while (n < 4) {
     // Quiet planes, where no further coefficient becomes significant, cost
     // n verbatim bits and a 0: the nibble's low n + 1 bits (its bit n is 0).
     // They run down to the top 1 bit of the coefficients not yet significant.
-    const unsigned loud = loud_from[n];
+    const unsigned loud = (loud_from >> (8 * n)) & 0xffU;
     const unsigned width = n + 1;
     const unsigned quiet = std::min(k - std::max(loud, kmin), planes_within(bits, width));
     if (n == 0) {
@@ -272,14 +280,16 @@ inline std::uint64_t pack_nibbles(std::uint64_t x, unsigned width) noexcept {
     bits -= quiet * width;
     if (bits == 0 || k == kmin) return budget - bits;
     --k;
-    const plane_code c = k_plane_codes[n][nibble(k)];
-    if (c.length > bits) {
-      w.write(c.code & low_mask(bits), bits);  // the prefix the budget allows
+    const std::uint32_t c = k_plane_codes[n][nibble(k)];
+    const unsigned code = c & 0xffU;
+    const unsigned length = (c >> 8) & 0xffU;
+    if (length > bits) {
+      w.write(code & low_mask(bits), bits);  // the prefix the budget allows
       return budget;
     }
-    w.write(c.code, c.length);
-    bits -= c.length;
-    n = c.next_n;
+    w.write(code, length);
+    bits -= length;
+    n = c >> 16;
   }
   // All significant: the remaining planes are their nibbles, verbatim.
   const unsigned total = std::min(4 * (k - kmin), bits);
