@@ -380,19 +380,32 @@ inline std::uint64_t pack_nibbles(std::uint64_t x, unsigned width) noexcept {
   return budget - bits;
 }
 
-/// Encodes four values; returns the bits written (≥ minbits).
-[[gnu::always_inline]] inline std::uint32_t encode_block(const double* v, const coding_params& p,
-                                                         bit_writer& w) noexcept {
-  const int emax = block_exponent(v);
-  const unsigned prec = block_precision(emax, p.maxprec, p.minexp);
-  const auto e = prec != 0 ? static_cast<unsigned>(emax + k_exponent_bias) : 0U;
+/// A block after steps 1–4 (block_transform.hpp): its exponent and its
+/// negabinary coefficients.
+struct transformed_block {
+  int emax = 0;
+  std::uint64_t u[4] = {};
+};
+
+/// Steps 1–4 for four values. Computed for every block, also those coded as
+/// a single 0 (their coefficients are then unused), so that callers can
+/// transform blocks in batches without a branch.
+inline void transform_block(const double* v, transformed_block& t) noexcept {
+  t.emax = block_exponent(v);
+  forward_block(v, t.emax, t.u);
+}
+
+/// Codes a transformed block; returns the bits written (≥ minbits).
+[[gnu::always_inline]] inline std::uint32_t encode_transformed(const transformed_block& t,
+                                                               const coding_params& p,
+                                                               bit_writer& w) noexcept {
+  const unsigned prec = block_precision(t.emax, p.maxprec, p.minexp);
+  const auto e = prec != 0 ? static_cast<unsigned>(t.emax + k_exponent_bias) : 0U;
   std::uint32_t bits = 1;
   if (e != 0) {
     w.write(2 * static_cast<std::uint64_t>(e) + 1, k_header_bits);
     bits = k_header_bits;
-    std::uint64_t u[4];
-    forward_block(v, emax, u);
-    bits += encode_planes(w, p.maxbits - bits, prec, u);
+    bits += encode_planes(w, p.maxbits - bits, prec, t.u);
   } else {
     w.write(0, 1);
   }
@@ -401,6 +414,14 @@ inline std::uint64_t pack_nibbles(std::uint64_t x, unsigned width) noexcept {
     bits = p.minbits;
   }
   return bits;
+}
+
+/// Encodes four values; returns the bits written (≥ minbits).
+[[gnu::always_inline]] inline std::uint32_t encode_block(const double* v, const coding_params& p,
+                                                         bit_writer& w) noexcept {
+  transformed_block t;
+  transform_block(v, t);
+  return encode_transformed(t, p, w);
 }
 
 /// Decodes four values; returns the bits read (≥ minbits).
