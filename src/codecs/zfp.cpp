@@ -151,14 +151,24 @@ std::vector<std::byte> zfp_compress(std::span<const std::byte> in, const zfp_par
   if (n == 0) return {};
   const std::uint64_t blocks = block_count(n);
   const std::size_t cap = static_cast<std::size_t>((blocks * encoder_block_bits(p) + 63) / 64 * 8);
-  std::vector<std::byte> out = make_advised_bytes(cap);
+  // One word of slack for bit_writer::write's store of the partial word.
+  std::vector<std::byte> out = make_advised_bytes(cap + 8);
   bit_writer w(out.data());
   const std::byte* src = in.data();
   double block[4];
   const std::size_t full = n / 4;
-  for (std::size_t b = 0; b < full; ++b) {
-    std::memcpy(block, src + b * 32, 32);
-    zfp_detail::encode_block(block, p, w);
+  // Steps 1–4 for a batch of blocks, then their coding: the transforms in a
+  // batch are independent and overlap one another, where block by block each
+  // transform's chain of dependent steps stood in front of the block's coding.
+  constexpr std::size_t k_batch = 64;
+  zfp_detail::transformed_block batch[k_batch];
+  for (std::size_t b0 = 0; b0 < full; b0 += k_batch) {
+    const std::size_t nb = std::min(k_batch, full - b0);
+    for (std::size_t i = 0; i < nb; ++i) {
+      std::memcpy(block, src + (b0 + i) * 32, 32);
+      zfp_detail::transform_block(block, batch[i]);
+    }
+    for (std::size_t i = 0; i < nb; ++i) zfp_detail::encode_transformed(batch[i], p, w);
   }
   if (const std::size_t rest = n % 4; rest != 0) {
     double tail[3];

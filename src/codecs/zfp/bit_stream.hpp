@@ -35,24 +35,28 @@ constexpr std::uint64_t low_mask(unsigned n) noexcept {
 }
 
 /// Appends bits to a caller-sized buffer of whole 64-bit words. The caller
-/// guarantees the capacity (it is derived from the per-block bit bound).
+/// guarantees the capacity (it is derived from the per-block bit bound) plus
+/// one word of slack: write() stores the partial word it has just added to.
 class bit_writer {
  public:
   explicit bit_writer(std::byte* words) noexcept : out_(words) {}
 
   /// Writes the low `n` bits of `v` (n ≤ 64); bits of `v` above n must be 0.
+  /// Branch-free: whether a write completes the current word depends on the
+  /// data (where a block's codes end), so a branch on it mispredicts often.
+  /// The partial word is stored every time and the pointer then advances by
+  /// 0 or 8 bytes.
   void write(std::uint64_t v, unsigned n) noexcept {
+    // The bits of v that do not fit in the current word: v >> (64 - fill_),
+    // split in two shifts so that fill_ = 0 (nothing spills) gives 0.
+    const std::uint64_t spill = (v >> 1) >> (63 - fill_);
     acc_ |= v << fill_;  // fill_ < 64 always holds here
-    const unsigned total = fill_ + n;
-    if (total >= 64) {
-      store_le64(out_, acc_);
-      out_ += 8;
-      fill_ = total - 64;
-      // The bits of v that did not fit (none when v ended the word).
-      acc_ = fill_ != 0 ? v >> (n - fill_) : 0;
-    } else {
-      fill_ = total;
-    }
+    store_le64(out_, acc_);
+    const unsigned total = fill_ + n;  // < 128
+    const bool full = total >= 64;
+    out_ += full ? 8 : 0;
+    acc_ = full ? spill : acc_;
+    fill_ = total & 63;
   }
 
   /// Writes `n` zero bits (any n).

@@ -72,10 +72,17 @@ constexpr plane_code make_plane_code(unsigned n, unsigned x) {
   return {static_cast<std::uint8_t>(code), static_cast<std::uint8_t>(len), static_cast<std::uint8_t>(n)};
 }
 
+/// k_plane_codes[n][x] = make_plane_code(n, x) packed in one integer, code
+/// | length << 8 | next_n << 16: the encoder's loop waits on this load, and
+/// a single 32-bit one keeps the entry in a register (the three-byte struct
+/// was spilled to the stack and reloaded field by field).
 inline constexpr auto k_plane_codes = [] {
-  std::array<std::array<plane_code, 16>, 5> t{};
+  std::array<std::array<std::uint32_t, 16>, 5> t{};
   for (unsigned n = 0; n <= 4; ++n) {
-    for (unsigned x = 0; x < 16; ++x) t[n][x] = make_plane_code(n, x);
+    for (unsigned x = 0; x < 16; ++x) {
+      const plane_code c = make_plane_code(n, x);
+      t[n][x] = c.code | (unsigned{c.length} << 8) | (unsigned{c.next_n} << 16);
+    }
   }
   return t;
 }();
@@ -145,22 +152,51 @@ inline std::uint64_t reverse_nibbles(std::uint64_t x) noexcept {
   return ((x >> 4) & 0x0f0f0f0f0f0f0f0fULL) | ((x & 0x0f0f0f0f0f0f0f0fULL) << 4);
 }
 
-/// spread_nibbles of every byte.
-inline constexpr auto k_spread_byte = [] {
+/// Every byte with its bits reversed (bit b → bit 7 - b), then spread:
+/// bit b → bit 4·(7 - b). A byte of plane bits in ascending plane order
+/// becomes nibble positions in descending plane order, the coding order.
+inline constexpr auto k_spread_byte_reversed = [] {
   std::array<std::uint32_t, 256> t{};
-  for (unsigned b = 0; b < 256; ++b) t[b] = static_cast<std::uint32_t>(spread_nibbles(b));
+  for (unsigned b = 0; b < 256; ++b) {
+    unsigned r = 0;
+    for (unsigned i = 0; i < 8; ++i) r |= ((b >> i) & 1U) << (7 - i);
+    t[b] = static_cast<std::uint32_t>(spread_nibbles(r));
+  }
   return t;
 }();
 
-/// Word c of the plane sequence of u (planes 63 - 16c … 48 - 16c).
+/// Word c of the plane sequence of u (planes 63 - 16c … 48 - 16c): the
+/// high byte of each coefficient's 16 plane bits fills the low half (its
+/// planes come first), the low byte the high half.
 inline std::uint64_t plane_word(const std::uint64_t* u, unsigned c) noexcept {
   const unsigned low = 48 - 16 * c;
   std::uint64_t r = 0;
   for (unsigned i = 0; i < 4; ++i) {
     const std::uint64_t x = u[i] >> low;
-    r |= (k_spread_byte[x & 0xffU] | (std::uint64_t{k_spread_byte[(x >> 8) & 0xffU]} << 32)) << i;
+    r |= (k_spread_byte_reversed[(x >> 8) & 0xffU] | (std::uint64_t{k_spread_byte_reversed[x & 0xffU]} << 32))
+         << i;
   }
-  return reverse_nibbles(r);
+  return r;
+}
+
+/// min(bits, 256) / width for a code width of 1 … 4 bits, which equals
+/// bits / width wherever it is compared with a count of planes (≤ 64).
+/// Multiplying by 2^16 / width rounded up is exact below 2^15; a hardware
+/// division here sat on the critical path of every run of quiet planes.
+inline unsigned planes_within(unsigned bits, unsigned width) noexcept {
+  constexpr std::uint32_t k_reciprocal[5] = {0, 65536, 32768, 21846, 16384};
+  return (std::min(bits, 256U) * k_reciprocal[width]) >> 16;
+}
+
+/// Packs the 16 nibbles of x, each holding a value below 2^(width - 1),
+/// into width-bit fields (width 1 … 4): nibble pairs into bytes, byte pairs
+/// into 16-bit fields, and so on, each step shifting the upper half down by
+/// what the lower half does not use. One branch-free path for every width.
+inline std::uint64_t pack_nibbles(std::uint64_t x, unsigned width) noexcept {
+  x = (x & 0x0f0f0f0f0f0f0f0fULL) | ((x & 0xf0f0f0f0f0f0f0f0ULL) >> (4 - width));
+  x = (x & 0x00ff00ff00ff00ffULL) | ((x & 0xff00ff00ff00ff00ULL) >> (8 - 2 * width));
+  x = (x & 0x0000ffff0000ffffULL) | ((x & 0xffff0000ffff0000ULL) >> (16 - 4 * width));
+  return (x & 0x00000000ffffffffULL) | ((x & 0xffffffff00000000ULL) >> (32 - 8 * width));
 }
 
 /// Codes planes 63 … 64 - prec within `budget` bits; returns the bits spent.
@@ -169,8 +205,18 @@ inline std::uint64_t plane_word(const std::uint64_t* u, unsigned c) noexcept {
   unsigned bits = budget;
   const unsigned kmin = 64 - prec;
   unsigned k = 64;  // planes k - 1, k - 2, … remain
+  // Words 0 and 1 (planes 63 … 32) are computed up front whenever the
+  // block can reach plane 47: with the smooth data zfp is made for, the
+  // coefficients other than the mean become significant around there, so
+  // a lazy check would only add an unpredictable branch. Words 2 and 3 are
+  // computed when first needed.
   std::uint64_t words[4];
-  unsigned have = 0;  // words[0 .. have) are computed
+  words[0] = plane_word(u, 0);
+  unsigned have = 1;  // words[0 .. have) are computed
+  if (std::min(prec, budget) > 16) {
+    words[1] = plane_word(u, 1);
+    have = 2;
+  }
   const auto word = [&](unsigned c) {
     while (have <= c) {
       words[have] = plane_word(u, have);
@@ -182,12 +228,14 @@ inline std::uint64_t plane_word(const std::uint64_t* u, unsigned c) noexcept {
     const unsigned pos = 63 - plane;
     return static_cast<unsigned>((word(pos >> 4) >> (4 * (pos & 15))) & 15U);
   };
-  // 64 bits of the nibble sequence from bit `off` (zeros past its end).
-  const auto window = [&](unsigned off) {
+  // The `count` ≤ 64 bits of the nibble sequence from bit `off` (higher
+  // bits of the result are garbage). The next word is computed only when
+  // the bits reach into it: a short budget often ends the block first.
+  const auto window = [&](unsigned off, unsigned count) {
     const unsigned c = off >> 6;
     const unsigned sh = off & 63;
     std::uint64_t x = word(c) >> sh;
-    if (sh != 0 && c < 3) x |= word(c + 1) << (64 - sh);
+    if (sh + count > 64) x |= word(c + 1) << (64 - sh);
     return x;
   };
   // Writes `count` bits of the nibble sequence from bit `off`.
@@ -199,55 +247,49 @@ inline std::uint64_t plane_word(const std::uint64_t* u, unsigned c) noexcept {
       count -= take;
     }
   };
+  // Byte n of loud_from: one above the top 1 bit of the coefficients n … 3,
+  // the ones not yet significant once n are (suffix ORs, computed once per
+  // block; packed in a register, as the loop's next step waits on it).
+  const std::uint64_t rest3 = u[3];
+  const std::uint64_t rest2 = u[2] | rest3;
+  const std::uint64_t rest1 = u[1] | rest2;
+  const std::uint32_t loud_from = static_cast<std::uint32_t>(std::bit_width(u[0] | rest1)) |
+                                  (static_cast<std::uint32_t>(std::bit_width(rest1)) << 8) |
+                                  (static_cast<std::uint32_t>(std::bit_width(rest2)) << 16) |
+                                  (static_cast<std::uint32_t>(std::bit_width(rest3)) << 24);
   unsigned n = 0;
   while (n < 4) {
     // Quiet planes, where no further coefficient becomes significant, cost
     // n verbatim bits and a 0: the nibble's low n + 1 bits (its bit n is 0).
     // They run down to the top 1 bit of the coefficients not yet significant.
-    std::uint64_t rest = 0;
-    for (unsigned i = n; i < 4; ++i) rest |= u[i];
-    const unsigned loud = 64 - static_cast<unsigned>(std::countl_zero(rest));  // top 1 bit's plane + 1
+    const unsigned loud = (loud_from >> (8 * n)) & 0xffU;
     const unsigned width = n + 1;
-    const unsigned quiet = std::min({k - std::max(loud, kmin), bits / width});
+    const unsigned quiet = std::min(k - std::max(loud, kmin), planes_within(bits, width));
     if (n == 0) {
       w.pad(quiet);
-    } else if (n == 3) {
-      copy_bits(4 * (64 - k), 4 * quiet);  // 4-bit codes: the nibbles themselves
-    } else if (n == 1) {
-      // 2-bit codes: the nibbles' low halves, 16 planes at a time.
-      for (unsigned done = 0; done < quiet; done += 16) {
-        std::uint64_t x = window(4 * (64 - k + done)) & 0x3333333333333333ULL;
-        x = (x | (x >> 2)) & 0x0f0f0f0f0f0f0f0fULL;
-        x = (x | (x >> 4)) & 0x00ff00ff00ff00ffULL;
-        x = (x | (x >> 8)) & 0x0000ffff0000ffffULL;
-        x = (x | (x >> 16)) & 0xffffffffULL;
-        const unsigned m = 2 * std::min(16U, quiet - done);
-        w.write(x & low_mask(m), m);
-      }
     } else {
-      // 3-bit codes: the nibbles' low three bits, 16 planes at a time.
+      // n + 1-bit codes, 16 planes at a time: each nibble's low n + 1 bits
+      // (the bits above n are 0 in a quiet plane), packed.
       for (unsigned done = 0; done < quiet; done += 16) {
-        std::uint64_t x = window(4 * (64 - k + done));
-        x = (x & 0x0707070707070707ULL) | ((x >> 1) & 0x3838383838383838ULL);
-        x = (x & 0x003f003f003f003fULL) | ((x >> 2) & 0x0fc00fc00fc00fc0ULL);
-        x = (x & 0x00000fff00000fffULL) | ((x >> 4) & 0x00fff00000fff000ULL);
-        x = (x & 0x0000000000ffffffULL) | ((x >> 8) & 0x0000ffffff000000ULL);
-        const unsigned m = 3 * std::min(16U, quiet - done);
-        w.write(x & low_mask(m), m);
+        const unsigned planes = std::min(16U, quiet - done);
+        const unsigned m = width * planes;
+        w.write(pack_nibbles(window(4 * (64 - k + done), 4 * planes), width) & low_mask(m), m);
       }
     }
     k -= quiet;
     bits -= quiet * width;
     if (bits == 0 || k == kmin) return budget - bits;
     --k;
-    const plane_code c = k_plane_codes[n][nibble(k)];
-    if (c.length > bits) {
-      w.write(c.code & low_mask(bits), bits);  // the prefix the budget allows
+    const std::uint32_t c = k_plane_codes[n][nibble(k)];
+    const unsigned code = c & 0xffU;
+    const unsigned length = (c >> 8) & 0xffU;
+    if (length > bits) {
+      w.write(code & low_mask(bits), bits);  // the prefix the budget allows
       return budget;
     }
-    w.write(c.code, c.length);
-    bits -= c.length;
-    n = c.next_n;
+    w.write(code, length);
+    bits -= length;
+    n = c >> 16;
   }
   // All significant: the remaining planes are their nibbles, verbatim.
   const unsigned total = std::min(4 * (k - kmin), bits);
@@ -271,7 +313,7 @@ inline std::uint64_t plane_word(const std::uint64_t* u, unsigned c) noexcept {
     const unsigned width = n + 1;
     for (;;) {
       const std::uint64_t s = r.peek();
-      const unsigned fit = std::min({56 / width, k - kmin, bits / width});
+      const unsigned fit = std::min({planes_within(56, width), k - kmin, planes_within(bits, width)});
       unsigned t = 0;
       std::uint64_t v = s;
       while (t < fit && ((v >> n) & 1U) == 0) {
@@ -338,19 +380,32 @@ inline std::uint64_t plane_word(const std::uint64_t* u, unsigned c) noexcept {
   return budget - bits;
 }
 
-/// Encodes four values; returns the bits written (≥ minbits).
-[[gnu::always_inline]] inline std::uint32_t encode_block(const double* v, const coding_params& p,
-                                                         bit_writer& w) noexcept {
-  const int emax = block_exponent(v);
-  const unsigned prec = block_precision(emax, p.maxprec, p.minexp);
-  const auto e = prec != 0 ? static_cast<unsigned>(emax + k_exponent_bias) : 0U;
+/// A block after steps 1–4 (block_transform.hpp): its exponent and its
+/// negabinary coefficients.
+struct transformed_block {
+  int emax = 0;
+  std::uint64_t u[4] = {};
+};
+
+/// Steps 1–4 for four values. Computed for every block, also those coded as
+/// a single 0 (their coefficients are then unused), so that callers can
+/// transform blocks in batches without a branch.
+inline void transform_block(const double* v, transformed_block& t) noexcept {
+  t.emax = block_exponent(v);
+  forward_block(v, t.emax, t.u);
+}
+
+/// Codes a transformed block; returns the bits written (≥ minbits).
+[[gnu::always_inline]] inline std::uint32_t encode_transformed(const transformed_block& t,
+                                                               const coding_params& p,
+                                                               bit_writer& w) noexcept {
+  const unsigned prec = block_precision(t.emax, p.maxprec, p.minexp);
+  const auto e = prec != 0 ? static_cast<unsigned>(t.emax + k_exponent_bias) : 0U;
   std::uint32_t bits = 1;
   if (e != 0) {
     w.write(2 * static_cast<std::uint64_t>(e) + 1, k_header_bits);
     bits = k_header_bits;
-    std::uint64_t u[4];
-    forward_block(v, emax, u);
-    bits += encode_planes(w, p.maxbits - bits, prec, u);
+    bits += encode_planes(w, p.maxbits - bits, prec, t.u);
   } else {
     w.write(0, 1);
   }
@@ -359,6 +414,14 @@ inline std::uint64_t plane_word(const std::uint64_t* u, unsigned c) noexcept {
     bits = p.minbits;
   }
   return bits;
+}
+
+/// Encodes four values; returns the bits written (≥ minbits).
+[[gnu::always_inline]] inline std::uint32_t encode_block(const double* v, const coding_params& p,
+                                                         bit_writer& w) noexcept {
+  transformed_block t;
+  transform_block(v, t);
+  return encode_transformed(t, p, w);
 }
 
 /// Decodes four values; returns the bits read (≥ minbits).
