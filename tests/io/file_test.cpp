@@ -344,3 +344,42 @@ TEST(File, LargeStreamingMessageReadsHeadAndTailInOneRoundTrip) {
 }
 
 }  // namespace
+
+namespace {
+
+// The preamble's index flags are advisory (spec 01 §3.1): they only choose
+// between the index fast path and the full frame walk. A message whose
+// flags deny its (present) index frame must give the same layout, metadata
+// and objects, in memory and through a file that is not a mapping.
+TEST(File, IndexFlagsOnlyChooseThePath) {
+  const bytes indexed = tgtest::make_message(7, 3, 16);
+  ASSERT_NE(tgtest::be16(indexed, 10) & tensogram::format::message_flags::header_index, 0);
+  bytes denied = indexed;
+  const auto flags = static_cast<std::uint16_t>(
+      tgtest::be16(indexed, 10) &
+      ~(tensogram::format::message_flags::header_index | tensogram::format::message_flags::footer_index));
+  tgtest::put_be16(denied, 10, flags);
+
+  const tensogram::message_layout a = tensogram::read_message_layout(indexed);
+  const tensogram::message_layout b = tensogram::read_message_layout(denied);
+  EXPECT_EQ(a.metadata, b.metadata);
+  ASSERT_EQ(a.objects.size(), b.objects.size());
+  for (std::size_t k = 0; k < a.objects.size(); ++k) {
+    EXPECT_EQ(a.objects[k].offset, b.objects[k].offset);
+    EXPECT_EQ(a.objects[k].length, b.objects[k].length);
+  }
+
+  tgtest::temp_dir dir;
+  const auto p = dir / "denied.tgm";
+  tgtest::write_bytes(p, denied);
+  tensogram::file f = tensogram::file::open(p);
+  EXPECT_EQ(f.decode_metadata(0).global(), tensogram::decode_metadata(indexed).global());
+  for (std::size_t k = 0; k < 3; ++k) {
+    const tensogram::message m = f.decode_object(0, k);
+    EXPECT_EQ(m.global(), a.metadata);
+    const auto* v = reinterpret_cast<const float*>(m.object(0).bytes().data());
+    for (std::size_t e = 0; e < 16; ++e) EXPECT_EQ(v[e], tgtest::expected_value(7, k, e));
+  }
+}
+
+}  // namespace
