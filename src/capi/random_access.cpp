@@ -214,8 +214,9 @@ tgm_error tgm_layout_from_regions(uint64_t message_length, int32_t flags, const 
       const auto loaded =
           tensogram::io::load_message_layout(src, {0, static_cast<std::size_t>(message_length)}, f);
       std::string json = R"({"metadata":)" + metadata_json(loaded.layout->layout.metadata) +
-                         R"(,"first_metadata":)" + metadata_json(*loaded.layout->first_metadata) +
-                         R"(,"whole":)" + (loaded.whole.empty() ? "false" : "true") + R"(,"objects":[)";
+                         R"(,"first_metadata":)" +
+                         metadata_json(*tensogram::io::first_metadata_of(loaded.layout)) + R"(,"whole":)" +
+                         (loaded.whole.empty() ? "false" : "true") + R"(,"objects":[)";
       bool first = true;
       for (const auto& o : loaded.layout->layout.objects) {
         json += (first ? "[" : ",[") + std::to_string(o.offset) + "," + std::to_string(o.length) + "]";

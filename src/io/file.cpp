@@ -208,7 +208,8 @@ message file::decode_message(std::size_t i, const decode_options& options) {
 metadata file::decode_metadata(std::size_t i) {
   if (state_->kind == file_kind::mapped) return tensogram::decode_metadata(message_bytes(i).bytes());
   const scan_entry e = state_->extent(i);
-  return metadata(state_->layout(i, e, *state_->source()).layout->first_metadata);  // shared, not copied
+  return metadata(
+      io::first_metadata_of(state_->layout(i, e, *state_->source()).layout));  // shared, not copied
 }
 
 std::pair<metadata, std::vector<data_object_descriptor>> file::decode_descriptors(std::size_t i) {

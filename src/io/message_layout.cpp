@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "src/message/layout_reading.hpp"
 #include "tensogram/core/byte_order.hpp"
 #include "tensogram/core/error.hpp"
 #include "tensogram/format/aggregate_frames.hpp"
@@ -99,29 +100,41 @@ bool index_fits(const format::index_body& index, std::uint64_t body_start, std::
   return true;
 }
 
-std::shared_ptr<const cached_layout> from_index(global_metadata meta, global_metadata first,
+// `first` is the first metadata frame's metadata when it is another frame
+// than `meta`'s.
+std::shared_ptr<const cached_layout> from_index(global_metadata meta, std::optional<global_metadata> first,
                                                 const format::index_body& index) {
   const std::size_t count = index.offsets.size();
   if (meta.base.size() > count) {
     throw metadata_error("metadata base has " + std::to_string(meta.base.size()) +
                          " entries but message contains " + std::to_string(count) + " objects");
   }
+  if (!first && meta.base.size() != count) first = meta;  // padding the base changes it
   meta.base.resize(count, cbor::value::make_map());
   auto out = std::make_shared<cached_layout>();
   out->layout.metadata = std::move(meta);
+  out->layout.objects.reserve(count);
   for (std::size_t k = 0; k < count; ++k) out->layout.objects.push_back({index.offsets[k], index.lengths[k]});
-  out->first_metadata = std::make_shared<const global_metadata>(std::move(first));
+  if (first) out->first_metadata = std::make_shared<const global_metadata>(std::move(*first));
   return out;
 }
 
+// One walk gives the layout and the first metadata (detail::layout_reading).
 loaded_layout from_whole(buffer whole) {
+  detail::layout_reading r = detail::read_layout_and_first_metadata(whole.bytes());
   auto out = std::make_shared<cached_layout>();
-  out->layout = read_message_layout(whole.bytes());
-  out->first_metadata = decode_metadata(whole.bytes()).shared();
+  out->layout = std::move(r.layout);
+  if (r.first_metadata)
+    out->first_metadata = std::make_shared<const global_metadata>(std::move(*r.first_metadata));
   return loaded_layout{std::move(out), std::move(whole)};
 }
 
 }  // namespace
+
+std::shared_ptr<const global_metadata> first_metadata_of(const std::shared_ptr<const cached_layout>& c) {
+  if (c->first_metadata) return c->first_metadata;
+  return {c, &c->layout.metadata};  // aliasing: shares the layout's ownership
+}
 
 loaded_layout load_message_layout(byte_source& src, scan_entry msg, std::optional<std::uint16_t> flags) {
   const std::uint64_t len = msg.length;
@@ -146,14 +159,14 @@ loaded_layout load_message_layout(byte_source& src, scan_entry msg, std::optiona
   const std::uint64_t frames_end = len - format::postamble_size;
   auto read_whole = [&] { return from_whole(src.read_one({msg.offset, len})); };
 
-  const std::optional<phase_frames> header =
+  std::optional<phase_frames> header =
       walk_phase(src, msg, head, 0, format::preamble_size, frames_end, format::phase::header);
   if (!header) return read_whole();
   // Header index (buffered messages): the header region is the whole story
   // unless preceders may hide between the objects.
   if (header->index && header->metadata && (pre.flags & format::message_flags::preceder_metadata) == 0 &&
       index_fits(*header->index, header->end, frames_end)) {
-    return loaded_layout{from_index(*header->metadata, *header->metadata, *header->index), {}};
+    return loaded_layout{from_index(std::move(*header->metadata), std::nullopt, *header->index), {}};
   }
   // Footer index (streaming messages): the postamble says where the footer
   // frames start; their metadata already has the preceders merged (§18).
@@ -167,13 +180,17 @@ loaded_layout load_message_layout(byte_source& src, scan_entry msg, std::optiona
     tail = src.read_one({msg.offset + ffo, len - ffo});
     tail_off = ffo;
   }
-  const std::optional<phase_frames> footer =
+  std::optional<phase_frames> footer =
       walk_phase(src, msg, tail, tail_off, ffo, frames_end, format::phase::footer);
   if (!footer) return read_whole();
-  const std::optional<global_metadata>& meta = footer->metadata ? footer->metadata : header->metadata;
-  const std::optional<format::index_body>& index = footer->index ? footer->index : header->index;
-  if (!meta || !index || !index_fits(*index, header->end, ffo)) return read_whole();
-  return loaded_layout{from_index(*meta, header->metadata ? *header->metadata : *meta, *index), {}};
+  std::optional<format::index_body>& index = footer->index ? footer->index : header->index;
+  if (!(footer->metadata || header->metadata) || !index || !index_fits(*index, header->end, ffo))
+    return read_whole();
+  // The footer's metadata (preceders merged, §18) is the layout's; the
+  // header's, when there is one, is the first metadata frame.
+  if (footer->metadata)
+    return loaded_layout{from_index(std::move(*footer->metadata), std::move(header->metadata), *index), {}};
+  return loaded_layout{from_index(std::move(*header->metadata), std::nullopt, *index), {}};
 }
 
 }  // namespace tensogram::io

@@ -23,10 +23,17 @@ struct cached_layout {
   /// Metadata of a full decode and each object's frame (offsets from the
   /// message start).
   message_layout layout;
-  /// The first metadata frame's metadata (what `decode_metadata` returns),
-  /// shared with the `metadata` values handed out, which are never copies.
+  /// The first metadata frame's metadata (what `decode_metadata` returns)
+  /// when it differs from `layout.metadata`; null when the two are the same
+  /// (one metadata frame, a base entry per object, no preceders), which is
+  /// the common case and then costs neither a second parse nor a copy.
   std::shared_ptr<const global_metadata> first_metadata;
 };
+
+/// What `decode_metadata` returns for the message of `c`, shared with the
+/// `metadata` values handed out, which are never copies.
+[[nodiscard]] std::shared_ptr<const global_metadata> first_metadata_of(
+    const std::shared_ptr<const cached_layout>& c);
 
 struct loaded_layout {
   std::shared_ptr<const cached_layout> layout;

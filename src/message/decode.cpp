@@ -7,6 +7,7 @@
 #include <new>
 #include <string>
 
+#include "layout_reading.hpp"
 #include "masks_restore.hpp"
 #include "tensogram/core/byte_order.hpp"
 #include "tensogram/core/error.hpp"
@@ -64,9 +65,18 @@ struct data_frame_entry {
 
 struct walked_message {
   format::message_extent extent;
-  std::optional<global_metadata> meta;  // the last metadata frame wins (§6)
+  std::optional<global_metadata> meta;        // the last metadata frame wins (§6)
+  std::optional<global_metadata> first_meta;  // the first one, once a later one replaced it
   std::vector<data_frame_entry> objects;
 };
+
+// Records a parsed metadata frame: the last one wins, the first one is kept
+// aside when it is replaced (`decode_metadata` returns it, §14.2).
+void keep_metadata(std::optional<global_metadata>& last, std::optional<global_metadata>& first,
+                   global_metadata parsed) {
+  if (last && !first) first = std::move(last);
+  last = std::move(parsed);
+}
 
 // Runs `parse` on a frame body, adding the frame's type and offset to any
 // metadata error so the message says where (spec 01 §19.2 #24–#32).
@@ -105,7 +115,9 @@ class message_frames final : public format::walk_sink {
   bool frame(const frame_view& f) override {
     switch (f.header.type) {
       case frame_type::header_metadata:
-      case frame_type::footer_metadata: out_.meta = parse_metadata_frame(f); break;
+      case frame_type::footer_metadata:
+        keep_metadata(out_.meta, out_.first_meta, parse_metadata_frame(f));
+        break;
       case frame_type::header_index:
       case frame_type::footer_index:
       case frame_type::header_hash:
@@ -316,6 +328,7 @@ void verify_pass(std::span<const std::byte> msg, std::optional<std::size_t> targ
 struct indexed_message {
   format::message_extent extent;
   std::optional<global_metadata> meta;
+  std::optional<global_metadata> first_meta;  // as in walked_message
   format::index_body index;
   std::size_t body_start = 0;  // first frame after the header phase
   std::size_t body_end = 0;    // first footer frame, else the postamble
@@ -330,7 +343,9 @@ class index_frames final : public format::walk_sink {
   bool frame(const frame_view& f) override {
     switch (f.header.type) {
       case frame_type::header_metadata:
-      case frame_type::footer_metadata: out_.meta = parse_metadata_frame(f); break;
+      case frame_type::footer_metadata:
+        keep_metadata(out_.meta, out_.first_meta, parse_metadata_frame(f));
+        break;
       case frame_type::header_index:
       case frame_type::footer_index:
         index = parse_in_frame(f, [](std::span<const std::byte> b) { return format::parse_index_body(b); });
@@ -651,8 +666,13 @@ data_object_descriptor decode_data_frame_descriptor(const buffer& frame, std::si
   return slice_single_frame(frame, object_index, false).descriptor;
 }
 
-message_layout read_message_layout(std::span<const std::byte> msg) {
-  message_layout out;
+namespace {
+
+// Both layout readers; `keep_first` keeps the first metadata frame's
+// metadata aside when it is not the layout's (detail::layout_reading).
+detail::layout_reading read_layout(std::span<const std::byte> msg, bool keep_first) {
+  detail::layout_reading out;
+  message_layout& layout = out.layout;
   if (std::optional<indexed_message> im = read_index(msg); im && index_tiles_body(*im)) {
     const std::size_t count = im->index.offsets.size();
     global_metadata g = std::move(*im->meta);
@@ -660,16 +680,43 @@ message_layout read_message_layout(std::span<const std::byte> msg) {
       throw metadata_error("metadata base has " + std::to_string(g.base.size()) +
                            " entries but message contains " + std::to_string(count) + " objects");
     }
+    if (keep_first) {
+      if (im->first_meta) {
+        out.first_metadata = std::move(im->first_meta);
+      } else if (g.base.size() != count) {
+        out.first_metadata = g;  // padding the base changes it
+      }
+    }
     g.base.resize(count, cbor::value::make_map());
-    out.metadata = std::move(g);
+    layout.metadata = std::move(g);
     for (std::size_t k = 0; k < count; ++k)
-      out.objects.push_back({im->index.offsets[k], im->index.lengths[k]});
+      layout.objects.push_back({im->index.offsets[k], im->index.lengths[k]});
     return out;
   }
   walked_message w = walk_message(msg);
-  for (const data_frame_entry& e : w.objects) out.objects.push_back({e.frame.offset, e.frame.bytes.size()});
-  out.metadata = assemble_metadata(std::move(w.meta), w.objects);
+  for (const data_frame_entry& e : w.objects)
+    layout.objects.push_back({e.frame.offset, e.frame.bytes.size()});
+  if (keep_first) {
+    if (w.first_meta) {
+      out.first_metadata = std::move(w.first_meta);
+    } else if (w.meta && (w.meta->base.size() != w.objects.size() ||
+                          std::any_of(w.objects.begin(), w.objects.end(),
+                                      [](const data_frame_entry& e) { return e.preceder.has_value(); }))) {
+      out.first_metadata = *w.meta;  // assembly (padding, preceders) changes it
+    }
+  }
+  layout.metadata = assemble_metadata(std::move(w.meta), w.objects);
   return out;
+}
+
+}  // namespace
+
+message_layout read_message_layout(std::span<const std::byte> msg) {
+  return read_layout(msg, false).layout;
+}
+
+detail::layout_reading detail::read_layout_and_first_metadata(std::span<const std::byte> msg) {
+  return read_layout(msg, true);
 }
 
 std::vector<scan_entry> scan(std::span<const std::byte> bytes) {

@@ -383,3 +383,101 @@ TEST(File, IndexFlagsOnlyChooseThePath) {
 }
 
 }  // namespace
+
+namespace {
+
+tensogram::cbor::value metadata_map(std::uint64_t step, std::size_t base_entries) {
+  tensogram::cbor::value m = tgtest::metadata_with_base(base_entries);
+  m.set("step", tensogram::cbor::value(step));
+  return m;
+}
+
+// A file read through a byte source caches, per message, the metadata of a
+// full decode (its layout's) and the first metadata frame's (what
+// `decode_metadata` returns), from one parse of the frames. Where the two
+// differ (a later metadata frame, a base padded to the object count,
+// preceders merged: spec 01 §14.1, §14.2) each must still be what the buffer
+// API returns; where they are the same, both are one shared value.
+TEST(File, FirstAndFullMetadataThroughASource) {
+  namespace tg = tensogram;
+  using tgtest::message_builder;
+  const bytes payload(8, std::byte{0x3F});
+  const tg::cbor::value desc = tgtest::descriptor_value("float32", {2});
+  const tg::cbor::value preceder =
+      tg::cbor::value::make_map({{"base", tg::cbor::value(tg::cbor::array{tg::cbor::value::make_map(
+                                              {{"p", tg::cbor::value(std::uint64_t{9})}})})}});
+  struct sample {
+    std::string name;
+    bytes msg;
+    bool differ;  // decode_metadata and decode disagree on this message
+  };
+  std::vector<sample> samples;
+  samples.push_back({"one metadata frame",
+                     message_builder()
+                         .frame(1, metadata_map(1, 2))
+                         .data_frame(payload, desc)
+                         .data_frame(payload, desc)
+                         .finish(),
+                     false});
+  samples.push_back({"base padded to the object count",
+                     message_builder()
+                         .frame(1, metadata_map(1, 1))
+                         .data_frame(payload, desc)
+                         .data_frame(payload, desc)
+                         .finish(),
+                     true});
+  samples.push_back({"header and footer metadata",
+                     message_builder(0x0003)
+                         .frame(1, metadata_map(1, 2))
+                         .data_frame(payload, desc)
+                         .data_frame(payload, desc)
+                         .frame(7, metadata_map(2, 2))
+                         .finish(),
+                     true});
+  samples.push_back({"preceder merged",
+                     message_builder(0x0041)
+                         .frame(1, metadata_map(1, 2))
+                         .data_frame(payload, desc)
+                         .frame(8, preceder)
+                         .data_frame(payload, desc)
+                         .finish(),
+                     true});
+  tgtest::temp_dir dir;
+  {
+    // Streamed: header metadata without a base, footer metadata and index
+    // (the index path of the layout reader).
+    const auto p = dir / "streamed.tgm";
+    tg::global_metadata meta;
+    meta.extra.set("step", tg::cbor::value(std::uint64_t{4}));
+    tg::streaming_encoder enc(p, meta);
+    const std::vector<float> values(16, 1.0f);
+    for (int k = 0; k < 2; ++k) {
+      enc.write_object(tg::data_object_descriptor::contiguous(tg::dtype::float32, {16}),
+                       std::as_bytes(std::span<const float>(values)));
+    }
+    (void)enc.finish();
+    samples.push_back({"streamed", tgtest::read_bytes(p), true});
+  }
+  for (const sample& s : samples) {
+    SCOPED_TRACE(s.name);
+    const tg::buffer msg = tg::buffer::borrowed(s.msg);
+    const tg::global_metadata first = tg::decode_metadata(msg.bytes()).global();
+    const tg::global_metadata full = tg::decode(msg).global();
+    EXPECT_EQ(first != full, s.differ);
+    EXPECT_EQ(tg::read_message_layout(msg.bytes()).metadata, full);
+    const auto p = dir / "sample.tgm";
+    tgtest::write_bytes(p, s.msg);
+    ASSERT_EQ(tg::file::open(p).message_count(), 1U);
+    // Both orders of first use: the layout is cached by whichever call comes first.
+    for (int order = 0; order < 2; ++order) {
+      tg::file g = tg::file::open(p);
+      if (order == 0) {
+        EXPECT_EQ(g.decode_metadata(0).global(), first);
+      }
+      for (std::size_t k = 0; k < 2; ++k) EXPECT_EQ(g.decode_object(0, k).global(), full);
+      EXPECT_EQ(g.decode_metadata(0).global(), first);
+    }
+  }
+}
+
+}  // namespace
