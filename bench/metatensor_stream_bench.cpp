@@ -360,12 +360,12 @@ void destination_part(const args& a, const fs::path& www, const ms::server& serv
 
   // Bytes on the wire, counted by a relay in front of the server.
   const auto moved = [&](const std::function<void(ms::remote_file&)>& use) {
-    const tgtest::udp_proxy relay(server.port());
-    ms::remote_file f = ms::remote_file::open(
-        "metatensor://127.0.0.1:" + std::to_string(relay.port()) + "/" + file, quic_options);
-    use(f);
-    f.close();
-    return relay.forwarded_bytes();
+    return tgtest::bytes_through_relay(server.port(), [&](std::uint16_t port) {
+      ms::remote_file f =
+          ms::remote_file::open("metatensor://127.0.0.1:" + std::to_string(port) + "/" + file, quic_options);
+      use(f);
+      f.close();
+    });
   };
   const std::uint64_t connection = moved([](ms::remote_file&) {});
   std::uint64_t tensor = 0;

@@ -40,6 +40,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <thread>
+#include <utility>
 
 #include "src/core/unique_fd.hpp"
 
@@ -93,5 +94,15 @@ class udp_proxy {
   std::atomic<std::uint64_t> forwarded_bytes_{0};
   std::thread thread_;  // last: started once everything above is set up
 };
+
+/// The UDP payload bytes, both directions, that `use(port)` moves through a
+/// relay of its own to 127.0.0.1:`target_port` (what a lazy fetch costs on
+/// the wire, issue 28).
+template <typename Use>
+std::uint64_t bytes_through_relay(std::uint16_t target_port, Use&& use) {
+  const udp_proxy relay(target_port);
+  std::forward<Use>(use)(relay.port());
+  return relay.forwarded_bytes();
+}
 
 }  // namespace tgtest

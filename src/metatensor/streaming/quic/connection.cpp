@@ -61,6 +61,7 @@ conn_impl::conn_impl(endpoint_base& ep, session_ptr session, const transport_set
   cb.get_path_challenge_data = ngtcp2_crypto_get_path_challenge_data_cb;
   cb.version_negotiation = ngtcp2_crypto_version_negotiation_cb;
   cb.handshake_completed = &conn_impl::cb_handshake_completed;
+  cb.handshake_confirmed = &conn_impl::cb_handshake_confirmed;
   cb.recv_stream_data = &conn_impl::cb_recv_stream_data;
   cb.stream_open = &conn_impl::cb_stream_open;
   cb.stream_close = &conn_impl::cb_stream_close;
@@ -261,11 +262,15 @@ void conn_impl::write(ngtcp2_tstamp ts) {
   ngtcp2_path_storage ps;
   ngtcp2_path_storage_zero(&ps);
   ngtcp2_pkt_info pi{};
-  // Until the handshake completes, datagrams are at most 1200 bytes: ngtcp2
-  // pads every datagram that carries an Initial packet to the size offered
-  // (RFC 9000 §14.1 asks for at least 1200 bytes), which with the 32 KiB of
-  // loopback cost ~100 KB per connection before the first tensor byte.
-  const std::size_t max_udp = handshake_done_
+  // Until the handshake is confirmed, datagrams are at most 1200 bytes:
+  // ngtcp2 pads every datagram that carries an Initial packet to the size
+  // offered (RFC 9000 §14.1 asks for at least 1200 bytes), which with the
+  // 32 KiB of loopback cost ~100 KB per connection before the first tensor
+  // byte. Completion is not enough: a client's Handshake-level
+  // acknowledgements and retransmissions continue until the server's
+  // HANDSHAKE_DONE confirms it (RFC 9001 §4.1.2), and a datagram padded to
+  // 32 KiB then still cost ~33 KB per connection.
+  const std::size_t max_udp = handshake_confirmed_
                                   ? std::min(payload_, ngtcp2_conn_get_max_tx_udp_payload_size(conn_.get()))
                                   : std::min<std::size_t>(payload_, NGTCP2_MAX_UDP_PAYLOAD_SIZE);
   // Send at most a "send quantum" (the burst the congestion controller's
@@ -612,6 +617,13 @@ int conn_impl::cb_handshake_completed(ngtcp2_conn* /*conn*/, void* user_data) {
   c.write_wanted_ = true;
   if (!c.live()) return 0;
   return c.call_handler([&] { c.handler_->on_handshake_completed(c); }) ? 0 : NGTCP2_ERR_CALLBACK_FAILURE;
+}
+
+int conn_impl::cb_handshake_confirmed(ngtcp2_conn* /*conn*/, void* user_data) {
+  auto& c = self(user_data);
+  c.handshake_confirmed_ = true;
+  c.write_wanted_ = true;
+  return 0;
 }
 
 int conn_impl::cb_stream_open(ngtcp2_conn* /*conn*/, std::int64_t stream_id, void* user_data) {

@@ -219,6 +219,7 @@ class conn_impl final : public connection {
 
   // --- ngtcp2 callbacks ---------------------------------------------------
   static int cb_handshake_completed(ngtcp2_conn* /*conn*/, void* user_data);
+  static int cb_handshake_confirmed(ngtcp2_conn* /*conn*/, void* user_data);
 
   static int cb_stream_open(ngtcp2_conn* /*conn*/, std::int64_t stream_id, void* user_data);
 
@@ -260,6 +261,7 @@ class conn_impl final : public connection {
   state state_ = state::open;
   bool reported_ = false;
   bool handshake_done_ = false;
+  bool handshake_confirmed_ = false;  // RFC 9001 §4.1.2
   bool write_wanted_ = true;
   bool callback_failed_ = false;
   bool hold_credit_ = false;
