@@ -614,6 +614,9 @@ void conn_impl::note_remote_stream(std::int64_t id) {
 int conn_impl::cb_handshake_completed(ngtcp2_conn* /*conn*/, void* user_data) {
   auto& c = self(user_data);
   c.handshake_done_ = true;
+  // At the server the handshake is confirmed when it completes (RFC 9001
+  // §4.1.2); ngtcp2 signals confirmation to clients only.
+  if (c.server_) c.handshake_confirmed_ = true;
   c.write_wanted_ = true;
   if (!c.live()) return 0;
   return c.call_handler([&] { c.handler_->on_handshake_completed(c); }) ? 0 : NGTCP2_ERR_CALLBACK_FAILURE;
