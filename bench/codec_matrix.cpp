@@ -692,7 +692,8 @@ int main(int argc, char** argv) {
 
     // ---- output ----
     if (cfg.json || !cfg.json_file.empty()) {
-      nlohmann::json out = {{"values", n},
+      nlohmann::json out = {{"machine", tb::machine_description()},
+                            {"values", n},
                             {"grid", {{"Ni", g.ni}, {"Nj", g.nj}}},
                             {"input_bytes", raw.size()},
                             {"repetitions", cfg.reps},

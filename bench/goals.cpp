@@ -1,8 +1,11 @@
 #include "goals.hpp"
 
+#include <sched.h>
+
 #include <cstdio>
 #include <fstream>
 #include <stdexcept>
+#include <string>
 
 namespace tensogram_bench {
 
@@ -61,8 +64,25 @@ nlohmann::json to_json(const std::vector<goal>& goals) {
   return a;
 }
 
+std::string machine_description() {
+  std::string model = "unknown CPU";
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);) {
+    // x86 says "model name", arm64 kernels only "CPU part"; the first wins.
+    if (line.starts_with("model name")) {
+      const std::size_t colon = line.find(':');
+      if (colon != std::string::npos && colon + 2 <= line.size()) model = line.substr(colon + 2);
+      break;
+    }
+  }
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const int cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
+  return model + ", " + (cpus > 0 ? std::to_string(cpus) : std::string("?")) + " CPUs";
+}
+
 void print_goals(const std::vector<goal>& goals) {
-  std::printf("\ngoals:\n");
+  std::printf("\ngoals (measured on %s):\n", machine_description().c_str());
   int met = 0;
   int missed = 0;
   int unmeasured = 0;

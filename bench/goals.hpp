@@ -41,8 +41,15 @@ struct goal {
 [[nodiscard]] nlohmann::json to_json(const goal& g);
 [[nodiscard]] nlohmann::json to_json(const std::vector<goal>& goals);
 
-/// The block as the codec matrix prints it, then a one-line summary
-/// ("goals: 21 met, 3 not met, 1 not measured").
+/// The machine the goals were measured on: the CPU model of /proc/cpuinfo
+/// and the number of CPUs this process may run on ("Intel(R) Xeon(R)
+/// Processor, 2 CPUs"). Ratios against ecCodes and the raw libraries moved
+/// up to 3x between the VMs we measured on, so every goals block says where
+/// it was measured.
+[[nodiscard]] std::string machine_description();
+
+/// The block as the codec matrix prints it, headed by the machine, then a
+/// one-line summary ("goals: 21 met, 3 not met, 1 not measured").
 void print_goals(const std::vector<goal>& goals);
 
 }  // namespace tensogram_bench
