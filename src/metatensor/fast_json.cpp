@@ -8,6 +8,7 @@
 
 #include <simdjson.h>
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "src/metatensor/strict_json.hpp"
@@ -70,16 +71,8 @@ bool header_uint(dom::element v, std::uint64_t& out) noexcept {
   return out <= safetensors::max_json_integer;
 }
 
-struct raw_entry {
-  std::string_view name;
-  safetensors::dtype type = safetensors::dtype::u8;
-  std::vector<std::uint64_t> shape;
-  std::uint64_t begin = 0;
-  std::uint64_t end = 0;
-};
-
 // Rules 5–7 for one tensor entry (exactly dtype, shape, data_offsets).
-bool read_entry(dom::element value, raw_entry& e) {
+bool read_entry(dom::element value, header_entry& e) {
   dom::object fields;
   if (value.get_object().get(fields) != simdjson::SUCCESS) return false;
   unsigned seen = 0;
@@ -94,11 +87,15 @@ bool read_entry(dom::element value, raw_entry& e) {
     } else if (field.key == "shape") {
       dom::array dims;
       if ((seen & 2U) != 0 || field.value.get_array().get(dims) != simdjson::SUCCESS) return false;
+      // Collected first, so the shape costs one exact allocation (200 k
+      // tensors make growth steps visible in the open time, issue 27).
+      std::array<std::uint64_t, safetensors::max_rank> buf{};
+      std::size_t rank = 0;
       for (const auto d : dims) {
-        std::uint64_t v = 0;
-        if (e.shape.size() == safetensors::max_rank || !header_uint(d, v)) return false;
-        e.shape.push_back(v);
+        if (rank == safetensors::max_rank || !header_uint(d, buf[rank])) return false;
+        ++rank;
       }
+      e.shape.assign(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(rank));
       seen |= 2U;
     } else if (field.key == "data_offsets") {
       dom::array offsets;
@@ -115,6 +112,20 @@ bool read_entry(dom::element value, raw_entry& e) {
     }
   }
   return seen == 7U;
+}
+
+// Sorts `items` by `less`; false when two are equal (a duplicate key).
+template <class T, class Less>
+bool sort_unique(std::vector<T>& items, Less less) {
+  const auto strictly_ascending = [&] {
+    for (std::size_t i = 1; i < items.size(); ++i) {
+      if (!less(items[i - 1], items[i])) return false;
+    }
+    return true;
+  };
+  if (strictly_ascending()) return true;
+  std::sort(items.begin(), items.end(), less);
+  return strictly_ascending();
 }
 
 // The value nlohmann::json::parse gives for `e`; false on a duplicate key
@@ -181,8 +192,7 @@ std::optional<fast_header> read_header_fast(std::span<const std::byte> image, st
   if (err != simdjson::SUCCESS || root.get_object().get(top) != simdjson::SUCCESS) return std::nullopt;
 
   fast_header out;
-  std::vector<raw_entry> raw;
-  raw.reserve(std::min<std::size_t>(top.size(), len / 48 + 1));
+  out.entries.reserve(std::min<std::size_t>(top.size(), len / 48 + 1));
   bool seen_metadata = false;
   std::vector<std::pair<std::string_view, std::string_view>> metadata;
   for (const auto field : top) {
@@ -200,25 +210,23 @@ std::optional<fast_header> read_header_fast(std::span<const std::byte> image, st
       out.has_metadata = true;
       continue;
     }
-    auto& e = raw.emplace_back();
+    auto& e = out.entries.emplace_back();
     e.name = field.key;
     if (!read_entry(field.value, e)) return std::nullopt;
   }
-  // Rule 4 for the top level and __metadata__: sorted, a duplicate is adjacent.
-  std::sort(metadata.begin(), metadata.end());
-  for (std::size_t i = 1; i < metadata.size(); ++i) {
-    if (metadata[i - 1].first == metadata[i].first) return std::nullopt;
+  // Rule 4 for the top level and __metadata__: sorted, a duplicate is
+  // adjacent. Writers usually emit keys in order, so one pass of adjacent
+  // comparisons (names often share a long prefix) settles order and
+  // duplicates at once; only an unsorted header pays for the sort.
+  if (!sort_unique(metadata, [](const auto& a, const auto& b) { return a.first < b.first; })) {
+    return std::nullopt;
   }
-  std::sort(raw.begin(), raw.end(), [](const raw_entry& a, const raw_entry& b) { return a.name < b.name; });
-  for (std::size_t i = 1; i < raw.size(); ++i) {
-    if (raw[i - 1].name == raw[i].name) return std::nullopt;
+  if (!sort_unique(out.entries,
+                   [](const header_entry& a, const header_entry& b) { return a.name < b.name; })) {
+    return std::nullopt;
   }
   out.metadata.reserve(metadata.size());
   for (const auto& [k, v] : metadata) out.metadata.emplace_back(std::string(k), std::string(v));
-  out.entries.reserve(raw.size());
-  for (auto& r : raw) {
-    out.entries.push_back(header_entry{std::string(r.name), r.type, std::move(r.shape), r.begin, r.end});
-  }
   return out;
 }
 

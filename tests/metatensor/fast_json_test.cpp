@@ -5,6 +5,7 @@
 // path only ever accepts; every failure is named by the reference path).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <string>
@@ -148,6 +149,52 @@ TEST(FastJson, DeclinesWhatOnlyTheReferenceCanName) {
   EXPECT_FALSE(check_document(R"([-0])"));
   EXPECT_FALSE(check_document(std::string(65, '[') + std::string(65, ']')));
   EXPECT_TRUE(check_document(std::string(64, '[') + std::string(64, ']')));
+}
+
+// Names of ~120 bytes sharing a 100-byte prefix (as in large models), in
+// the order `order` gives: the fast path reads them in name order whether the
+// text lists them sorted or not, as the reference does.
+std::string long_names_header(const std::vector<std::size_t>& order) {
+  std::string text = "{";
+  for (const std::size_t i : order) {
+    if (text.size() > 1) text += ',';
+    std::string name = "model." + std::string(94, 'p') + "." + std::to_string(i) + ".weight";
+    text += "\"" + name + "\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[" + std::to_string(i) + "," +
+            std::to_string(i + 1) + "]}";
+  }
+  return text + "}";
+}
+
+TEST(FastJson, LongSharedPrefixNamesInAnyOrder) {
+  std::vector<std::size_t> order(3000);
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [](std::size_t a, std::size_t b) {
+    return std::to_string(a) < std::to_string(b);  // the names' byte order
+  });
+  const std::string sorted = long_names_header(order);
+  EXPECT_TRUE(check_header(sorted, 64));
+  std::mt19937 rng(4);
+  std::shuffle(order.begin(), order.end(), rng);
+  const std::string shuffled = long_names_header(order);
+  EXPECT_TRUE(check_header(shuffled, 64));
+  const auto fast = metatensor::detail::read_header_fast(image_of(shuffled, 64), shuffled.size());
+  ASSERT_TRUE(fast);
+  ASSERT_EQ(fast->entries.size(), order.size());
+  for (std::size_t i = 1; i < fast->entries.size(); ++i)
+    EXPECT_LT(fast->entries[i - 1].name, fast->entries[i].name);
+  // A duplicate far from its twin (not adjacent in the text) or right next to
+  // it in a sorted text: the fast path declines, the reference names it.
+  for (const std::size_t at : {std::size_t{0}, std::size_t{1500}, order.size() - 1}) {
+    auto dup = order;
+    dup.insert(dup.begin() + static_cast<std::ptrdiff_t>(at), order[order.size() / 2]);
+    EXPECT_FALSE(check_header(long_names_header(dup), 64)) << at;
+  }
+  std::vector<std::size_t> sorted_dup(order.size());
+  for (std::size_t i = 0; i < order.size(); ++i) sorted_dup[i] = i;
+  std::sort(sorted_dup.begin(), sorted_dup.end(),
+            [](std::size_t a, std::size_t b) { return std::to_string(a) < std::to_string(b); });
+  sorted_dup.insert(sorted_dup.begin() + 10, sorted_dup[10]);
+  EXPECT_FALSE(check_header(long_names_header(sorted_dup), 64));
 }
 
 TEST(FastJson, ValidDocumentMatchesReference) {

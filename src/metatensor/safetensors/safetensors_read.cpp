@@ -226,9 +226,12 @@ file file::from_buffer(tensogram::buffer image) {
   // ties as the name would, without comparing strings.
   std::vector<std::size_t> order(entries.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+  const auto by_offsets = [&](std::size_t a, std::size_t b) {
     return std::tie(entries[a].begin, entries[a].end, a) < std::tie(entries[b].begin, entries[b].end, b);
-  });
+  };
+  // Writers usually lay the data out in name order: then one pass suffices.
+  if (!std::is_sorted(order.begin(), order.end(), by_offsets))
+    std::sort(order.begin(), order.end(), by_offsets);
   std::uint64_t pos = 0;
   for (const std::size_t i : order) {
     const auto& e = entries[i];
