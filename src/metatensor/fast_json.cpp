@@ -8,7 +8,6 @@
 
 #include <simdjson.h>
 #include <algorithm>
-#include <array>
 #include <cstring>
 
 #include "src/metatensor/strict_json.hpp"
@@ -72,7 +71,7 @@ bool header_uint(dom::element v, std::uint64_t& out) noexcept {
 }
 
 // Rules 5–7 for one tensor entry (exactly dtype, shape, data_offsets).
-bool read_entry(dom::element value, header_entry& e) {
+bool read_entry(dom::element value, header_entry& e, std::vector<std::uint64_t>& dims) {
   dom::object fields;
   if (value.get_object().get(fields) != simdjson::SUCCESS) return false;
   unsigned seen = 0;
@@ -85,17 +84,16 @@ bool read_entry(dom::element value, header_entry& e) {
       e.type = *t;
       seen |= 1U;
     } else if (field.key == "shape") {
-      dom::array dims;
-      if ((seen & 2U) != 0 || field.value.get_array().get(dims) != simdjson::SUCCESS) return false;
-      // Collected first, so the shape costs one exact allocation (200 k
-      // tensors make growth steps visible in the open time, issue 27).
-      std::array<std::uint64_t, safetensors::max_rank> buf{};
-      std::size_t rank = 0;
-      for (const auto d : dims) {
-        if (rank == safetensors::max_rank || !header_uint(d, buf[rank])) return false;
-        ++rank;
+      dom::array shape;
+      if ((seen & 2U) != 0 || field.value.get_array().get(shape) != simdjson::SUCCESS) return false;
+      // Every shape goes to one shared table (no vector per tensor).
+      e.shape_at = dims.size();
+      for (const auto d : shape) {
+        std::uint64_t v = 0;
+        if (dims.size() - e.shape_at == safetensors::max_rank || !header_uint(d, v)) return false;
+        dims.push_back(v);
       }
-      e.shape.assign(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(rank));
+      e.rank = dims.size() - e.shape_at;
       seen |= 2U;
     } else if (field.key == "data_offsets") {
       dom::array offsets;
@@ -112,6 +110,37 @@ bool read_entry(dom::element value, header_entry& e) {
     }
   }
   return seen == 7U;
+}
+
+// The name `key` as a view of the header text `[cursor, end)` where it is
+// written verbatim (no escapes), so the name costs no copy; nothing when not
+// found. Keys come in text order and `cursor` is kept at or before the next
+// key's text, so the search spans about one entry's text: candidates are the
+// strings that start within `window` bytes of the cursor (all of them for
+// the first name after `__metadata__`, whose text length is only bounded
+// below). A name with a quote is escaped in the text and not searched; any
+// other name's comparison stops at the next quote of the text, so the
+// search is linear in the text it covers. Any string of the text with the
+// same bytes is the same name, so a match in an earlier value is still
+// right; the cursor only steers the speed.
+std::optional<std::string_view> find_verbatim(std::string_view key, const char*& cursor, const char* end,
+                                              std::size_t window) {
+  const std::size_t n = key.size();
+  const auto left = static_cast<std::size_t>(end - cursor);
+  const bool has_quote = std::memchr(key.data(), '"', n) != nullptr;  // escaped in the text
+  const char* const limit = cursor + std::min(left, window);
+  for (const char* q = cursor; !has_quote && q < limit; ++q) {
+    q = static_cast<const char*>(std::memchr(q, '"', static_cast<std::size_t>(limit - q)));
+    if (q == nullptr) break;
+    const char* const p = q + 1;
+    if (static_cast<std::size_t>(end - p) > n && p[n] == '"' && std::memcmp(p, key.data(), n) == 0) {
+      cursor = p + n + 1;
+      return std::string_view(p, n);
+    }
+  }
+  // The name's (escaped) text is at least as long as the name.
+  cursor += std::min(left, n);
+  return std::nullopt;
 }
 
 // Sorts `items` by `less`; false when two are equal (a duplicate key).
@@ -192,7 +221,13 @@ std::optional<fast_header> read_header_fast(std::span<const std::byte> image, st
   if (err != simdjson::SUCCESS || root.get_object().get(top) != simdjson::SUCCESS) return std::nullopt;
 
   fast_header out;
-  out.entries.reserve(std::min<std::size_t>(top.size(), len / 48 + 1));
+  out.storage = std::make_shared<header_storage>();
+  auto& storage = *out.storage;
+  const std::size_t estimate = std::min<std::size_t>(top.size(), len / 48 + 1);
+  out.entries.reserve(estimate);
+  storage.dims.reserve(estimate);
+  const char* cursor = text;  // no name of the text starts before it
+  std::size_t skip = 0;       // text known to lie between the cursor and the next name
   bool seen_metadata = false;
   std::vector<std::pair<std::string_view, std::string_view>> metadata;
   for (const auto field : top) {
@@ -206,13 +241,25 @@ std::optional<fast_header> read_header_fast(std::span<const std::byte> image, st
         std::string_view s;
         if (m.value.get_string().get(s) != simdjson::SUCCESS) return std::nullopt;
         metadata.emplace_back(m.key, s);
+        // The text of a string is at least as long as its value, so the
+        // names that follow start no earlier (see find_verbatim).
+        skip += m.key.size() + s.size();
       }
       out.has_metadata = true;
       continue;
     }
+    cursor += std::min<std::size_t>(skip, static_cast<std::size_t>(text + len - cursor));
+    const std::size_t window = skip != 0 ? len : 4096;
+    skip = 0;
     auto& e = out.entries.emplace_back();
-    e.name = field.key;
-    if (!read_entry(field.value, e)) return std::nullopt;
+    // field.key lives in the parser, which dies here: keep a view of the
+    // text, or a copy when the text escapes the name.
+    if (const auto verbatim = find_verbatim(field.key, cursor, text + len, window)) {
+      e.name = *verbatim;
+    } else {
+      e.name = storage.names.emplace_back(field.key);
+    }
+    if (!read_entry(field.value, e, storage.dims)) return std::nullopt;
   }
   // Rule 4 for the top level and __metadata__: sorted, a duplicate is
   // adjacent. Writers usually emit keys in order, so one pass of adjacent
@@ -227,6 +274,7 @@ std::optional<fast_header> read_header_fast(std::span<const std::byte> image, st
   }
   out.metadata.reserve(metadata.size());
   for (const auto& [k, v] : metadata) out.metadata.emplace_back(std::string(k), std::string(v));
+  bind_shapes(out.entries, storage);
   return out;
 }
 

@@ -35,12 +35,13 @@ struct reference_header {
   std::map<std::string, std::string> metadata;
   bool has_metadata = false;
   std::vector<header_entry> entries;
+  metatensor::detail::header_storage storage;  // what the entries view
 };
 
 reference_header read_reference(const std::string& text) {
   reference_header r;
   try {
-    metatensor::detail::read_header_reference(text, r.metadata, r.has_metadata, r.entries);
+    metatensor::detail::read_header_reference(text, r.metadata, r.has_metadata, r.entries, r.storage);
     r.ok = true;
   } catch (const metatensor::error&) {
   }
@@ -65,7 +66,7 @@ bool check_header(const std::string& text, std::size_t data) {
     const auto& b = ref.entries[i];
     EXPECT_EQ(a.name, b.name) << text;
     EXPECT_EQ(a.type, b.type) << text;
-    EXPECT_EQ(a.shape, b.shape) << text;
+    EXPECT_TRUE(std::ranges::equal(a.shape, b.shape)) << text;
     EXPECT_EQ(a.begin, b.begin) << text;
     EXPECT_EQ(a.end, b.end) << text;
   }
@@ -177,7 +178,8 @@ TEST(FastJson, LongSharedPrefixNamesInAnyOrder) {
   std::shuffle(order.begin(), order.end(), rng);
   const std::string shuffled = long_names_header(order);
   EXPECT_TRUE(check_header(shuffled, 64));
-  const auto fast = metatensor::detail::read_header_fast(image_of(shuffled, 64), shuffled.size());
+  const auto image = image_of(shuffled, 64);  // the names view it
+  const auto fast = metatensor::detail::read_header_fast(image, shuffled.size());
   ASSERT_TRUE(fast);
   ASSERT_EQ(fast->entries.size(), order.size());
   for (std::size_t i = 1; i < fast->entries.size(); ++i)
