@@ -199,6 +199,21 @@ TEST(FastJson, LongSharedPrefixNamesInAnyOrder) {
   EXPECT_FALSE(check_header(long_names_header(sorted_dup), 64));
 }
 
+// The scan for what only the reference can read (`-0`, NUL) tests 64-byte
+// blocks: a `-0` or NUL at every offset of the first blocks and of the tail
+// still sends the text the reference way, and a `0` there does not.
+TEST(FastJson, NegativeZeroAndNulFoundAtEveryOffset) {
+  for (std::size_t pad = 0; pad < 200; ++pad) {
+    const std::string head = R"({"a":{"dtype":"U8","shape":[)" + std::string(pad, ' ');
+    const std::string tail = R"(],"data_offsets":[0,0]}})";
+    EXPECT_TRUE(check_header(head + "0" + tail, 64)) << pad;
+    EXPECT_FALSE(check_header(head + "-0" + tail, 64)) << pad;
+    EXPECT_FALSE(check_header(head + std::string("\0", 1) + "0" + tail, 64)) << pad;
+    EXPECT_FALSE(check_header(head + "0" + tail + std::string(pad % 70, ' ') + std::string("\0", 1), 64))
+        << pad;
+  }
+}
+
 TEST(FastJson, ValidDocumentMatchesReference) {
   EXPECT_TRUE(check_document(valid_document));
 }
