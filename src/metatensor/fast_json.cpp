@@ -155,18 +155,17 @@ std::optional<std::string_view> find_verbatim(std::string_view key, const char*&
   return std::nullopt;
 }
 
-// Sorts `items` by `less`; false when two are equal (a duplicate key).
+// Sorts `items` by `less` unless `ascending` says they already are (strictly,
+// checked while they were read, when their text was in cache); false when two
+// are equal (a duplicate key).
 template <class T, class Less>
-bool sort_unique(std::vector<T>& items, Less less) {
-  const auto strictly_ascending = [&] {
-    for (std::size_t i = 1; i < items.size(); ++i) {
-      if (!less(items[i - 1], items[i])) return false;
-    }
-    return true;
-  };
-  if (strictly_ascending()) return true;
+bool sort_unique(std::vector<T>& items, Less less, bool ascending) {
+  if (ascending) return true;
   std::sort(items.begin(), items.end(), less);
-  return strictly_ascending();
+  for (std::size_t i = 1; i < items.size(); ++i) {
+    if (!less(items[i - 1], items[i])) return false;
+  }
+  return true;
 }
 
 // The value nlohmann::json::parse gives for `e`; false on a duplicate key
@@ -241,6 +240,7 @@ std::optional<fast_header> read_header_fast(std::span<const std::byte> image, st
   const char* cursor = text;  // no name of the text starts before it
   std::size_t skip = 0;       // text known to lie between the cursor and the next name
   bool seen_metadata = false;
+  bool names_ascending = true;  // strictly, so far
   std::vector<std::pair<std::string_view, std::string_view>> metadata;
   for (const auto field : top) {
     if (field.key == "__metadata__") {
@@ -272,6 +272,8 @@ std::optional<fast_header> read_header_fast(std::span<const std::byte> image, st
       e.name = storage.names.emplace_back(field.key);
     }
     if (!read_entry(field.value, e, storage.dims)) return std::nullopt;
+    const std::size_t count = out.entries.size();
+    names_ascending = names_ascending && (count == 1 || out.entries[count - 2].name < e.name);
     // The entry's text holds no `}` but its last (strings in it are dtype
     // names and field names): the next name starts after that one, and a
     // skip of the value saves a look at each of its quotes.
@@ -280,14 +282,16 @@ std::optional<fast_header> read_header_fast(std::span<const std::byte> image, st
     }
   }
   // Rule 4 for the top level and __metadata__: sorted, a duplicate is
-  // adjacent. Writers usually emit keys in order, so one pass of adjacent
-  // comparisons (names often share a long prefix) settles order and
-  // duplicates at once; only an unsorted header pays for the sort.
-  if (!sort_unique(metadata, [](const auto& a, const auto& b) { return a.first < b.first; })) {
+  // adjacent. Writers usually emit names in order, so the comparison of
+  // each name with the previous one (above) settles order and duplicates
+  // at once; only an unsorted header pays for the sort.
+  if (!sort_unique(
+          metadata, [](const auto& a, const auto& b) { return a.first < b.first; }, false)) {
     return std::nullopt;
   }
-  if (!sort_unique(out.entries,
-                   [](const header_entry& a, const header_entry& b) { return a.name < b.name; })) {
+  if (!sort_unique(
+          out.entries, [](const header_entry& a, const header_entry& b) { return a.name < b.name; },
+          names_ascending)) {
     return std::nullopt;
   }
   out.metadata.reserve(metadata.size());
