@@ -124,36 +124,80 @@ bool read_entry(dom::element value, header_entry& e, std::vector<std::uint64_t>&
   return seen == 7U;
 }
 
-// The name `key` as a view of the header text `[cursor, end)` where it is
-// written verbatim (no escapes), so the name costs no copy; nothing when not
-// found. Keys come in text order and `cursor` is kept at or before the next
-// key's text, so the search spans about one entry's text: candidates are the
-// strings that start within `window` bytes of the cursor (all of them for
-// the first name after `__metadata__`, whose text length is only bounded
-// below). A name with a quote is escaped in the text and not searched; any
-// other name's comparison stops at the next quote of the text, so the
-// search is linear in the text it covers. Any string of the text with the
-// same bytes is the same name, so a match in an earlier value is still
-// right; the cursor only steers the speed.
-std::optional<std::string_view> find_verbatim(std::string_view key, const char*& cursor, const char* end,
-                                              std::size_t window) {
-  const std::size_t n = key.size();
-  const auto left = static_cast<std::size_t>(end - cursor);
-  const bool has_quote = std::memchr(key.data(), '"', n) != nullptr;  // escaped in the text
-  const char* const limit = cursor + std::min(left, window);
-  for (const char* q = cursor; !has_quote && q < limit; ++q) {
-    q = static_cast<const char*>(std::memchr(q, '"', static_cast<std::size_t>(limit - q)));
-    if (q == nullptr) break;
-    const char* const p = q + 1;
-    if (static_cast<std::size_t>(end - p) > n && p[n] == '"' && std::memcmp(p, key.data(), n) == 0) {
-      cursor = p + n + 1;
-      return std::string_view(p, n);
+// A walk of the header text beside the DOM walk (simdjson keeps no text
+// positions). simdjson has accepted the text, so it is valid JSON and the
+// top-level members come in DOM order; the walk finds each member's text,
+// which gives names as views of the text (no copy) and the entry texts in
+// which a `-0` can hide, instead of a scan of the whole text (issue 27).
+// Whatever the walk does not expect makes the fast path decline.
+class text_walk {
+ public:
+  text_walk(const char* begin, const char* end) noexcept : p_(begin), end_(end) {}
+
+  // Skips whitespace, then `c`.
+  bool expect(char c) noexcept {
+    skip_space();
+    if (p_ == end_ || *p_ != c) return false;
+    ++p_;
+    return true;
+  }
+
+  // The raw text of the string that starts here (after whitespace), without
+  // its quotes; nothing when there is none.
+  std::optional<std::string_view> string() noexcept {
+    skip_space();
+    if (p_ == end_ || *p_ != '"') return std::nullopt;
+    const char* const open = p_;
+    for (const char* q = open + 1;; ++q) {
+      q = static_cast<const char*>(std::memchr(q, '"', static_cast<std::size_t>(end_ - q)));
+      if (q == nullptr) return std::nullopt;
+      const char* b = q;  // a quote after an odd run of backslashes is escaped
+      while (b > open + 1 && b[-1] == '\\') --b;
+      if ((q - b) % 2 == 0) {
+        p_ = q + 1;
+        return std::string_view(open + 1, static_cast<std::size_t>(q - open - 1));
+      }
     }
   }
-  // The name's (escaped) text is at least as long as the name.
-  cursor += std::min(left, n);
-  return std::nullopt;
-}
+
+  // Skips `null` or an object of strings (the DOM has checked which).
+  bool skip_metadata() noexcept {
+    skip_space();
+    if (static_cast<std::size_t>(end_ - p_) >= 4 && std::memcmp(p_, "null", 4) == 0) {
+      p_ += 4;
+      return true;
+    }
+    if (!expect('{')) return false;
+    if (expect('}')) return true;
+    do {
+      if (!string() || !expect(':') || !string()) return false;
+    } while (expect(','));
+    return expect('}');
+  }
+
+  // Skips a tensor entry whose DOM value passed `read_entry`; false when its
+  // text holds a `-`. Its strings are the three field names and a dtype name
+  // (escaped or not, none holds a `}` or `-`), so its first `}` ends it, and
+  // a `-` in it can only be the sign of a number that simdjson read as 0:
+  // `-0`, which the reference path rejects (§2 rule 7).
+  bool skip_entry() noexcept {
+    skip_space();
+    if (p_ == end_ || *p_ != '{') return false;
+    const auto* close = static_cast<const char*>(std::memchr(p_, '}', static_cast<std::size_t>(end_ - p_)));
+    if (close == nullptr || std::memchr(p_, '-', static_cast<std::size_t>(close - p_)) != nullptr)
+      return false;
+    p_ = close + 1;
+    return true;
+  }
+
+ private:
+  void skip_space() noexcept {
+    while (p_ != end_ && is_json_space(*p_)) ++p_;
+  }
+
+  const char* p_;
+  const char* end_;
+};
 
 // Sorts `items` by `less` unless `ascending` says they already are (strictly,
 // checked while they were read, when their text was in cache); false when two
@@ -216,7 +260,10 @@ bool to_nlohmann(dom::element e, nlohmann::json& out) {
 std::optional<fast_header> read_header_fast(std::span<const std::byte> image, std::uint64_t n) {
   const char* const text = reinterpret_cast<const char*>(image.data()) + 8;
   const auto len = static_cast<std::size_t>(n);
-  if (needs_reference_path({text, len})) return std::nullopt;
+  // simdjson refuses a NUL anywhere (in a string it is an unescaped control
+  // character, elsewhere no JSON token) but skips a byte-order mark; a `-0`
+  // is looked for in the entries' texts (text_walk::skip_entry).
+  if (starts_with_bom({text, len})) return std::nullopt;
   dom::parser parser;
   dom::element root;
   simdjson::padded_string copy;
@@ -237,15 +284,21 @@ std::optional<fast_header> read_header_fast(std::span<const std::byte> image, st
   const std::size_t estimate = std::min<std::size_t>(top.size(), len / 48 + 1);
   out.entries.reserve(estimate);
   storage.dims.reserve(estimate);
-  const char* cursor = text;  // no name of the text starts before it
-  std::size_t skip = 0;       // text known to lie between the cursor and the next name
+  text_walk walk(text, text + len);
+  if (!walk.expect('{')) return std::nullopt;
+  bool first = true;
   bool seen_metadata = false;
   bool names_ascending = true;  // strictly, so far
   std::vector<std::pair<std::string_view, std::string_view>> metadata;
   for (const auto field : top) {
+    if (!first && !walk.expect(',')) return std::nullopt;
+    first = false;
+    const auto raw_name = walk.string();
+    if (!raw_name || !walk.expect(':')) return std::nullopt;
     if (field.key == "__metadata__") {
       if (seen_metadata) return std::nullopt;  // duplicate key: the reference path reports it
       seen_metadata = true;
+      if (!walk.skip_metadata()) return std::nullopt;
       if (field.value.is_null()) continue;
       dom::object md;
       if (field.value.get_object().get(md) != simdjson::SUCCESS) return std::nullopt;
@@ -253,33 +306,23 @@ std::optional<fast_header> read_header_fast(std::span<const std::byte> image, st
         std::string_view s;
         if (m.value.get_string().get(s) != simdjson::SUCCESS) return std::nullopt;
         metadata.emplace_back(m.key, s);
-        // The text of a string is at least as long as its value, so the
-        // names that follow start no earlier (see find_verbatim).
-        skip += m.key.size() + s.size();
       }
       out.has_metadata = true;
       continue;
     }
-    cursor += std::min<std::size_t>(skip, static_cast<std::size_t>(text + len - cursor));
-    const std::size_t window = skip != 0 ? len : 4096;
-    skip = 0;
     auto& e = out.entries.emplace_back();
-    // field.key lives in the parser, which dies here: keep a view of the
-    // text, or a copy when the text escapes the name.
-    if (const auto verbatim = find_verbatim(field.key, cursor, text + len, window)) {
-      e.name = *verbatim;
+    // field.key lives in the parser, which dies here: a name written
+    // without escapes is its own text, kept with the image; others are
+    // copied.
+    if (raw_name->find('\\') == std::string_view::npos) {
+      if (raw_name->size() != field.key.size()) return std::nullopt;  // not where the walk expects
+      e.name = *raw_name;
     } else {
       e.name = storage.names.emplace_back(field.key);
     }
-    if (!read_entry(field.value, e, storage.dims)) return std::nullopt;
+    if (!read_entry(field.value, e, storage.dims) || !walk.skip_entry()) return std::nullopt;
     const std::size_t count = out.entries.size();
     names_ascending = names_ascending && (count == 1 || out.entries[count - 2].name < e.name);
-    // The entry's text holds no `}` but its last (strings in it are dtype
-    // names and field names): the next name starts after that one, and a
-    // skip of the value saves a look at each of its quotes.
-    if (const void* close = std::memchr(cursor, '}', static_cast<std::size_t>(text + len - cursor))) {
-      cursor = static_cast<const char*>(close) + 1;
-    }
   }
   // Rule 4 for the top level and __metadata__: sorted, a duplicate is
   // adjacent. Writers usually emit names in order, so the comparison of

@@ -199,9 +199,9 @@ TEST(FastJson, LongSharedPrefixNamesInAnyOrder) {
   EXPECT_FALSE(check_header(long_names_header(sorted_dup), 64));
 }
 
-// The scan for what only the reference can read (`-0`, NUL) tests 64-byte
-// blocks: a `-0` or NUL at every offset of the first blocks and of the tail
-// still sends the text the reference way, and a `0` there does not.
+// What only the reference can read (`-0`, NUL) at any offset, across the
+// 64-byte blocks of the scan of embedded documents and anywhere in a header's
+// entry or after it, sends the text the reference way; a `0` there does not.
 TEST(FastJson, NegativeZeroAndNulFoundAtEveryOffset) {
   for (std::size_t pad = 0; pad < 200; ++pad) {
     const std::string head = R"({"a":{"dtype":"U8","shape":[)" + std::string(pad, ' ');
@@ -211,7 +211,36 @@ TEST(FastJson, NegativeZeroAndNulFoundAtEveryOffset) {
     EXPECT_FALSE(check_header(head + std::string("\0", 1) + "0" + tail, 64)) << pad;
     EXPECT_FALSE(check_header(head + "0" + tail + std::string(pad % 70, ' ') + std::string("\0", 1), 64))
         << pad;
+    EXPECT_TRUE(check_document("[" + std::string(pad, ' ') + "0]")) << pad;
+    EXPECT_FALSE(check_document("[" + std::string(pad, ' ') + "-0]")) << pad;
+    EXPECT_FALSE(check_document("[" + std::string(pad, ' ') + "0]" + std::string("\0", 1))) << pad;
   }
+}
+
+// The fast path walks the text beside the DOM (names as views, `-0` looked
+// for in the entries only): spaces everywhere, escaped quotes after runs of
+// backslashes, escaped names and field names, and `-0` inside names and
+// metadata strings, where it is no number.
+TEST(FastJson, TextWalkAgreesWithReference) {
+  const std::string text = R"json({
+  "__metadata__" : {"k\\" : "v \"-0\\\\", "x":"[-0]", "y\"":"}{"} ,
+  "a-0" :	{ "shape" : [ 2 ] , "dtype" : "U8", "data_offsets" : [SHAPE_A, 2] },
+  "b\\\"c" : {"d\u0074ype":"\u0055\u0038","shape":[],"data_offsets":[2,3]},
+  "\u00e9\/" : {"dtype":"U8","shape":[SHAPE_E],"data_offsets":[3,3]},
+  "z" : {"dtype":"U8","shape":[1],"data_offsets":[3,4]}
+}  )json";
+  const auto with = [&](const std::string& a, const std::string& e) {
+    std::string t = text;
+    t.replace(t.find("SHAPE_A"), 7, a);
+    t.replace(t.find("SHAPE_E"), 7, e);
+    return t;
+  };
+  EXPECT_TRUE(check_header(with("0", "0"), 64));
+  EXPECT_TRUE(check_header(with("0", "0"), 0));  // parsed from a copy, names still view the image
+  EXPECT_FALSE(check_header(with("-0", "0"), 64));
+  EXPECT_FALSE(check_header(with(" -0 ", "0"), 64));
+  EXPECT_FALSE(check_header(with("0", "-0"), 64));
+  EXPECT_FALSE(check_header(with("0", "0,-0"), 64));
 }
 
 TEST(FastJson, ValidDocumentMatchesReference) {
@@ -223,7 +252,7 @@ TEST(FastJson, ValidDocumentMatchesReference) {
 TEST(FastJson, MutationsAgreeWithReference) {
   std::mt19937 rng(27);
   const std::string alphabet =
-      "{}[],:\"\\-+.0123456789eEuU \t\n\r\x01\x7f\xc3\xa9\xff\xed\xa0 aAnulltruefalse";
+      std::string("{}[],:\"\\-+.0123456789eEuU \t\n\r\x01\x7f\xc3\xa9\xff\xed\xa0 aAnulltruefalse") + '\0';
   int accepted = 0;
   for (const std::string* base : {&valid_header, &valid_document}) {
     for (int iter = 0; iter < 20000; ++iter) {
