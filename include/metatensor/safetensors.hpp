@@ -19,6 +19,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -29,6 +30,10 @@
 #include "metatensor/error.hpp"
 #include "tensogram/core/buffer.hpp"
 #include "tensogram/core/dtype.hpp"
+
+namespace metatensor::detail {
+struct header_storage;  // src/metatensor/fast_json.hpp
+}  // namespace metatensor::detail
 
 namespace metatensor::safetensors {
 
@@ -107,20 +112,18 @@ template <class T>
   return false;
 }
 
-/// One physical tensor of a validated file (§2). The spans point into the
-/// file image and are valid while the `file` lives.
+/// One physical tensor of a validated file (§2). The name, the shape and the
+/// bytes point into the file image or into tables the file shares with its
+/// copies, and are valid while the `file` (or a copy of it) lives: a header
+/// of 200 k tensors is then read without a string or a vector per tensor
+/// (issue 27).
 class tensor_view {
  public:
-  tensor_view(std::string name, dtype type, std::vector<std::uint64_t> shape, std::uint64_t begin,
-              std::uint64_t end, std::span<const std::byte> bytes)
-      : name_(std::move(name)),
-        type_(type),
-        shape_(std::move(shape)),
-        begin_(begin),
-        end_(end),
-        bytes_(bytes) {}
+  tensor_view(std::string_view name, dtype type, std::span<const std::uint64_t> shape, std::uint64_t begin,
+              std::uint64_t end, std::span<const std::byte> bytes) noexcept
+      : name_(name), type_(type), shape_(shape), begin_(begin), end_(end), bytes_(bytes) {}
 
-  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+  [[nodiscard]] std::string_view name() const noexcept { return name_; }
   [[nodiscard]] dtype type() const noexcept { return type_; }
   [[nodiscard]] std::span<const std::uint64_t> shape() const noexcept { return shape_; }
   /// `data_offsets` relative to the data section start D.
@@ -160,9 +163,9 @@ class tensor_view {
  private:
   void check_viewable(bool type_ok, std::size_t size, std::size_t align, bool aligned) const;
 
-  std::string name_;
+  std::string_view name_;
   dtype type_;
-  std::vector<std::uint64_t> shape_;
+  std::span<const std::uint64_t> shape_;
   std::uint64_t begin_;
   std::uint64_t end_;
   std::span<const std::byte> bytes_;
@@ -210,6 +213,9 @@ class file {
   file() = default;
 
   tensogram::buffer image_;
+  // Names that are not in the header text verbatim, and every shape: shared,
+  // so a copy of the file keeps its views valid (as `image_` does).
+  std::shared_ptr<const detail::header_storage> storage_;
   std::uint64_t header_length_ = 0;
   std::vector<tensor_view> tensors_;
   std::vector<std::size_t> by_name_;  // indices into tensors_, sorted by name

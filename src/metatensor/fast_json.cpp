@@ -26,32 +26,44 @@ bool is_json_space(char c) noexcept {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
-// True when `text` may hold the number `-0` (or `-0.5`, `-0e1`): simdjson
-// reads `-0` as the integer 0, where the reference path (nlohmann) keeps it
-// a signed integer that §2 rule 7 rejects as a shape or offset. A `-0` inside
-// a string after `[`, `,` or `:` is a false alarm, which only costs the
-// reference path.
-bool may_hold_negative_zero(std::string_view text) noexcept {
-  const char* const begin = text.data();
-  const char* const end = begin + text.size();
-  const char* p = begin;
-  while (p < end) {
-    const auto* hit = static_cast<const char*>(std::memchr(p, '-', static_cast<std::size_t>(end - p)));
-    if (hit == nullptr) return false;
-    if (hit + 1 < end && hit[1] == '0') {
-      const char* q = hit;
-      while (q > begin && is_json_space(q[-1])) --q;
-      if (q == begin || q[-1] == '[' || q[-1] == ',' || q[-1] == ':') return true;
-    }
-    p = hit + 1;
-  }
-  return false;
+// True when the `-` at `hit` may start the number `-0` (or `-0.5`, `-0e1`):
+// simdjson reads `-0` as the integer 0, where the reference path (nlohmann)
+// keeps it a signed integer that §2 rule 7 rejects as a shape or offset. A
+// `-0` inside a string after `[`, `,` or `:` is a false alarm, which only
+// costs the reference path.
+bool may_start_negative_zero(const char* begin, const char* end, const char* hit) noexcept {
+  if (hit + 1 >= end || hit[1] != '0') return false;
+  const char* q = hit;
+  while (q > begin && is_json_space(q[-1])) --q;
+  return q == begin || q[-1] == '[' || q[-1] == ',' || q[-1] == ':';
 }
 
 // The reference path refuses these before parsing (BOM, NUL) or reads them
-// differently from simdjson (-0).
+// differently from simdjson (-0). One pass finds both bytes: each 64-byte
+// block is tested without branches, which the compiler vectorises, and only
+// a block holding a NUL or `-` is looked at byte by byte (a memchr pass per
+// byte cost ~5 % of opening a 100 MB header, issue 27).
 bool needs_reference_path(std::string_view text) noexcept {
-  return starts_with_bom(text) || text.find('\0') != std::string_view::npos || may_hold_negative_zero(text);
+  if (starts_with_bom(text)) return true;
+  const char* const begin = text.data();
+  const char* const end = begin + text.size();
+  constexpr std::size_t block = 64;
+  for (std::size_t at = 0; at < text.size(); at += block) {
+    const char* const p = begin + at;
+    const std::size_t n = std::min(block, text.size() - at);
+    unsigned char any = 0;
+    if (n == block) {
+      for (std::size_t i = 0; i < block; ++i)
+        any |= static_cast<unsigned char>((p[i] == '\0') | (p[i] == '-'));
+    } else {
+      for (std::size_t i = 0; i < n; ++i) any |= static_cast<unsigned char>((p[i] == '\0') | (p[i] == '-'));
+    }
+    if (any == 0) continue;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (p[i] == '\0' || (p[i] == '-' && may_start_negative_zero(begin, end, p + i))) return true;
+    }
+  }
+  return false;
 }
 
 // §2 rule 7: an integer written without sign, fraction or exponent, at most
@@ -70,16 +82,8 @@ bool header_uint(dom::element v, std::uint64_t& out) noexcept {
   return out <= safetensors::max_json_integer;
 }
 
-struct raw_entry {
-  std::string_view name;
-  safetensors::dtype type = safetensors::dtype::u8;
-  std::vector<std::uint64_t> shape;
-  std::uint64_t begin = 0;
-  std::uint64_t end = 0;
-};
-
 // Rules 5–7 for one tensor entry (exactly dtype, shape, data_offsets).
-bool read_entry(dom::element value, raw_entry& e) {
+bool read_entry(dom::element value, header_entry& e, std::vector<std::uint64_t>& dims) {
   dom::object fields;
   if (value.get_object().get(fields) != simdjson::SUCCESS) return false;
   unsigned seen = 0;
@@ -92,13 +96,16 @@ bool read_entry(dom::element value, raw_entry& e) {
       e.type = *t;
       seen |= 1U;
     } else if (field.key == "shape") {
-      dom::array dims;
-      if ((seen & 2U) != 0 || field.value.get_array().get(dims) != simdjson::SUCCESS) return false;
-      for (const auto d : dims) {
+      dom::array shape;
+      if ((seen & 2U) != 0 || field.value.get_array().get(shape) != simdjson::SUCCESS) return false;
+      // Every shape goes to one shared table (no vector per tensor).
+      e.shape_at = dims.size();
+      for (const auto d : shape) {
         std::uint64_t v = 0;
-        if (e.shape.size() == safetensors::max_rank || !header_uint(d, v)) return false;
-        e.shape.push_back(v);
+        if (dims.size() - e.shape_at == safetensors::max_rank || !header_uint(d, v)) return false;
+        dims.push_back(v);
       }
+      e.rank = dims.size() - e.shape_at;
       seen |= 2U;
     } else if (field.key == "data_offsets") {
       dom::array offsets;
@@ -115,6 +122,94 @@ bool read_entry(dom::element value, raw_entry& e) {
     }
   }
   return seen == 7U;
+}
+
+// A walk of the header text beside the DOM walk (simdjson keeps no text
+// positions). simdjson has accepted the text, so it is valid JSON and the
+// top-level members come in DOM order; the walk finds each member's text,
+// which gives names as views of the text (no copy) and the entry texts in
+// which a `-0` can hide, instead of a scan of the whole text (issue 27).
+// Whatever the walk does not expect makes the fast path decline.
+class text_walk {
+ public:
+  text_walk(const char* begin, const char* end) noexcept : p_(begin), end_(end) {}
+
+  // Skips whitespace, then `c`.
+  bool expect(char c) noexcept {
+    skip_space();
+    if (p_ == end_ || *p_ != c) return false;
+    ++p_;
+    return true;
+  }
+
+  // The raw text of the string that starts here (after whitespace), without
+  // its quotes; nothing when there is none.
+  std::optional<std::string_view> string() noexcept {
+    skip_space();
+    if (p_ == end_ || *p_ != '"') return std::nullopt;
+    const char* const open = p_;
+    for (const char* q = open + 1;; ++q) {
+      q = static_cast<const char*>(std::memchr(q, '"', static_cast<std::size_t>(end_ - q)));
+      if (q == nullptr) return std::nullopt;
+      const char* b = q;  // a quote after an odd run of backslashes is escaped
+      while (b > open + 1 && b[-1] == '\\') --b;
+      if ((q - b) % 2 == 0) {
+        p_ = q + 1;
+        return std::string_view(open + 1, static_cast<std::size_t>(q - open - 1));
+      }
+    }
+  }
+
+  // Skips `null` or an object of strings (the DOM has checked which).
+  bool skip_metadata() noexcept {
+    skip_space();
+    if (static_cast<std::size_t>(end_ - p_) >= 4 && std::memcmp(p_, "null", 4) == 0) {
+      p_ += 4;
+      return true;
+    }
+    if (!expect('{')) return false;
+    if (expect('}')) return true;
+    do {
+      if (!string() || !expect(':') || !string()) return false;
+    } while (expect(','));
+    return expect('}');
+  }
+
+  // Skips a tensor entry whose DOM value passed `read_entry`; false when its
+  // text holds a `-`. Its strings are the three field names and a dtype name
+  // (escaped or not, none holds a `}` or `-`), so its first `}` ends it, and
+  // a `-` in it can only be the sign of a number that simdjson read as 0:
+  // `-0`, which the reference path rejects (§2 rule 7).
+  bool skip_entry() noexcept {
+    skip_space();
+    if (p_ == end_ || *p_ != '{') return false;
+    const auto* close = static_cast<const char*>(std::memchr(p_, '}', static_cast<std::size_t>(end_ - p_)));
+    if (close == nullptr || std::memchr(p_, '-', static_cast<std::size_t>(close - p_)) != nullptr)
+      return false;
+    p_ = close + 1;
+    return true;
+  }
+
+ private:
+  void skip_space() noexcept {
+    while (p_ != end_ && is_json_space(*p_)) ++p_;
+  }
+
+  const char* p_;
+  const char* end_;
+};
+
+// Sorts `items` by `less` unless `ascending` says they already are (strictly,
+// checked while they were read, when their text was in cache); false when two
+// are equal (a duplicate key).
+template <class T, class Less>
+bool sort_unique(std::vector<T>& items, Less less, bool ascending) {
+  if (ascending) return true;
+  std::sort(items.begin(), items.end(), less);
+  for (std::size_t i = 1; i < items.size(); ++i) {
+    if (!less(items[i - 1], items[i])) return false;
+  }
+  return true;
 }
 
 // The value nlohmann::json::parse gives for `e`; false on a duplicate key
@@ -165,7 +260,10 @@ bool to_nlohmann(dom::element e, nlohmann::json& out) {
 std::optional<fast_header> read_header_fast(std::span<const std::byte> image, std::uint64_t n) {
   const char* const text = reinterpret_cast<const char*>(image.data()) + 8;
   const auto len = static_cast<std::size_t>(n);
-  if (needs_reference_path({text, len})) return std::nullopt;
+  // simdjson refuses a NUL anywhere (in a string it is an unescaped control
+  // character, elsewhere no JSON token) but skips a byte-order mark; a `-0`
+  // is looked for in the entries' texts (text_walk::skip_entry).
+  if (starts_with_bom({text, len})) return std::nullopt;
   dom::parser parser;
   dom::element root;
   simdjson::padded_string copy;
@@ -181,14 +279,26 @@ std::optional<fast_header> read_header_fast(std::span<const std::byte> image, st
   if (err != simdjson::SUCCESS || root.get_object().get(top) != simdjson::SUCCESS) return std::nullopt;
 
   fast_header out;
-  std::vector<raw_entry> raw;
-  raw.reserve(std::min<std::size_t>(top.size(), len / 48 + 1));
+  out.storage = std::make_shared<header_storage>();
+  auto& storage = *out.storage;
+  const std::size_t estimate = std::min<std::size_t>(top.size(), len / 48 + 1);
+  out.entries.reserve(estimate);
+  storage.dims.reserve(estimate);
+  text_walk walk(text, text + len);
+  if (!walk.expect('{')) return std::nullopt;
+  bool first = true;
   bool seen_metadata = false;
+  bool names_ascending = true;  // strictly, so far
   std::vector<std::pair<std::string_view, std::string_view>> metadata;
   for (const auto field : top) {
+    if (!first && !walk.expect(',')) return std::nullopt;
+    first = false;
+    const auto raw_name = walk.string();
+    if (!raw_name || !walk.expect(':')) return std::nullopt;
     if (field.key == "__metadata__") {
       if (seen_metadata) return std::nullopt;  // duplicate key: the reference path reports it
       seen_metadata = true;
+      if (!walk.skip_metadata()) return std::nullopt;
       if (field.value.is_null()) continue;
       dom::object md;
       if (field.value.get_object().get(md) != simdjson::SUCCESS) return std::nullopt;
@@ -200,25 +310,36 @@ std::optional<fast_header> read_header_fast(std::span<const std::byte> image, st
       out.has_metadata = true;
       continue;
     }
-    auto& e = raw.emplace_back();
-    e.name = field.key;
-    if (!read_entry(field.value, e)) return std::nullopt;
+    auto& e = out.entries.emplace_back();
+    // field.key lives in the parser, which dies here: a name written
+    // without escapes is its own text, kept with the image; others are
+    // copied.
+    if (raw_name->find('\\') == std::string_view::npos) {
+      if (raw_name->size() != field.key.size()) return std::nullopt;  // not where the walk expects
+      e.name = *raw_name;
+    } else {
+      e.name = storage.names.emplace_back(field.key);
+    }
+    if (!read_entry(field.value, e, storage.dims) || !walk.skip_entry()) return std::nullopt;
+    const std::size_t count = out.entries.size();
+    names_ascending = names_ascending && (count == 1 || out.entries[count - 2].name < e.name);
   }
-  // Rule 4 for the top level and __metadata__: sorted, a duplicate is adjacent.
-  std::sort(metadata.begin(), metadata.end());
-  for (std::size_t i = 1; i < metadata.size(); ++i) {
-    if (metadata[i - 1].first == metadata[i].first) return std::nullopt;
+  // Rule 4 for the top level and __metadata__: sorted, a duplicate is
+  // adjacent. Writers usually emit names in order, so the comparison of
+  // each name with the previous one (above) settles order and duplicates
+  // at once; only an unsorted header pays for the sort.
+  if (!sort_unique(
+          metadata, [](const auto& a, const auto& b) { return a.first < b.first; }, false)) {
+    return std::nullopt;
   }
-  std::sort(raw.begin(), raw.end(), [](const raw_entry& a, const raw_entry& b) { return a.name < b.name; });
-  for (std::size_t i = 1; i < raw.size(); ++i) {
-    if (raw[i - 1].name == raw[i].name) return std::nullopt;
+  if (!sort_unique(
+          out.entries, [](const header_entry& a, const header_entry& b) { return a.name < b.name; },
+          names_ascending)) {
+    return std::nullopt;
   }
   out.metadata.reserve(metadata.size());
   for (const auto& [k, v] : metadata) out.metadata.emplace_back(std::string(k), std::string(v));
-  out.entries.reserve(raw.size());
-  for (auto& r : raw) {
-    out.entries.push_back(header_entry{std::string(r.name), r.type, std::move(r.shape), r.begin, r.end});
-  }
+  bind_shapes(out.entries, storage);
   return out;
 }
 

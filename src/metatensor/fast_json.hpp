@@ -15,7 +15,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
@@ -28,35 +30,58 @@
 
 namespace metatensor::detail {
 
-/// One tensor entry of a header that passed rules 3–7 of §2.
+/// What the tensor table's views point into besides the header text: the
+/// names that do not occur verbatim in the text (escaped ones, and every
+/// name of the reference path) and all shapes, one after another. A deque
+/// keeps each string, and so each view of it, in place as more are added.
+struct header_storage {
+  std::deque<std::string> names;
+  std::vector<std::uint64_t> dims;
+};
+
+/// One tensor entry of a header that passed rules 3–7 of §2. `name` views
+/// the header text or `header_storage::names`; the shape is
+/// `dims[shape_at, shape_at + rank)`, bound to `shape` by `bind_shapes` once
+/// `dims` stops growing.
 struct header_entry {
-  std::string name;
+  std::string_view name;
   safetensors::dtype type = safetensors::dtype::u8;
-  std::vector<std::uint64_t> shape;
+  std::size_t shape_at = 0;
+  std::size_t rank = 0;
+  std::span<const std::uint64_t> shape;
   std::uint64_t begin = 0;
   std::uint64_t end = 0;
 };
 
+/// Sets every entry's `shape` from its place in `storage.dims`.
+inline void bind_shapes(std::vector<header_entry>& entries, const header_storage& storage) {
+  const std::span<const std::uint64_t> dims = storage.dims;
+  for (auto& e : entries) e.shape = dims.subspan(e.shape_at, e.rank);
+}
+
 /// A header that passed rules 3–7: entries sorted by name (byte-wise, the
 /// order in which the reference path checks rules 8 and later), metadata
-/// pairs sorted by key.
+/// pairs sorted by key; shapes bound.
 struct fast_header {
   std::vector<header_entry> entries;
+  std::shared_ptr<header_storage> storage;
   std::vector<std::pair<std::string, std::string>> metadata;
   bool has_metadata = false;
 };
 
 /// Rules 3–7 of §2 for the header text `image[8, 8 + n)`; nothing when a
-/// rule fails or the reference path must decide. The bytes after the text
+/// rule fails or the reference path must decide. Names view the text where
+/// they occur in it verbatim, so `image` must outlive the entries. The bytes after the text
 /// in `image` (tensor data) serve as simdjson's read-ahead padding when
 /// there are enough of them, so the text is not copied.
 [[nodiscard]] std::optional<fast_header> read_header_fast(std::span<const std::byte> image, std::uint64_t n);
 
 /// Rules 3–7 of §2 by the reference path (nlohmann, one rule per pass, so
 /// the first failure is the one §8.2 names; throws `metatensor::error`):
-/// `entries` in name order, as `read_header_fast` gives them.
+/// `entries` in name order with shapes bound, as `read_header_fast` gives
+/// them, their names and shapes in `storage`.
 void read_header_reference(std::string_view text, std::map<std::string, std::string>& metadata,
-                           bool& has_metadata, std::vector<header_entry>& entries);
+                           bool& has_metadata, std::vector<header_entry>& entries, header_storage& storage);
 
 /// A strict JSON document (§2 rules 3–4 and 7, §3.1, §8.4: UTF-8, one
 /// value, no duplicate key, nesting <= 64) as the value `parse_strict_json`

@@ -5,6 +5,7 @@
 // path only ever accepts; every failure is named by the reference path).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <string>
@@ -34,12 +35,13 @@ struct reference_header {
   std::map<std::string, std::string> metadata;
   bool has_metadata = false;
   std::vector<header_entry> entries;
+  metatensor::detail::header_storage storage;  // what the entries view
 };
 
 reference_header read_reference(const std::string& text) {
   reference_header r;
   try {
-    metatensor::detail::read_header_reference(text, r.metadata, r.has_metadata, r.entries);
+    metatensor::detail::read_header_reference(text, r.metadata, r.has_metadata, r.entries, r.storage);
     r.ok = true;
   } catch (const metatensor::error&) {
   }
@@ -64,7 +66,7 @@ bool check_header(const std::string& text, std::size_t data) {
     const auto& b = ref.entries[i];
     EXPECT_EQ(a.name, b.name) << text;
     EXPECT_EQ(a.type, b.type) << text;
-    EXPECT_EQ(a.shape, b.shape) << text;
+    EXPECT_TRUE(std::ranges::equal(a.shape, b.shape)) << text;
     EXPECT_EQ(a.begin, b.begin) << text;
     EXPECT_EQ(a.end, b.end) << text;
   }
@@ -150,6 +152,97 @@ TEST(FastJson, DeclinesWhatOnlyTheReferenceCanName) {
   EXPECT_TRUE(check_document(std::string(64, '[') + std::string(64, ']')));
 }
 
+// Names of ~120 bytes sharing a 100-byte prefix (as in large models), in
+// the order `order` gives: the fast path reads them in name order whether the
+// text lists them sorted or not, as the reference does.
+std::string long_names_header(const std::vector<std::size_t>& order) {
+  std::string text = "{";
+  for (const std::size_t i : order) {
+    if (text.size() > 1) text += ',';
+    std::string name = "model." + std::string(94, 'p') + "." + std::to_string(i) + ".weight";
+    text += "\"" + name + "\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[" + std::to_string(i) + "," +
+            std::to_string(i + 1) + "]}";
+  }
+  return text + "}";
+}
+
+TEST(FastJson, LongSharedPrefixNamesInAnyOrder) {
+  std::vector<std::size_t> order(3000);
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [](std::size_t a, std::size_t b) {
+    return std::to_string(a) < std::to_string(b);  // the names' byte order
+  });
+  const std::string sorted = long_names_header(order);
+  EXPECT_TRUE(check_header(sorted, 64));
+  std::mt19937 rng(4);
+  std::shuffle(order.begin(), order.end(), rng);
+  const std::string shuffled = long_names_header(order);
+  EXPECT_TRUE(check_header(shuffled, 64));
+  const auto image = image_of(shuffled, 64);  // the names view it
+  const auto fast = metatensor::detail::read_header_fast(image, shuffled.size());
+  ASSERT_TRUE(fast);
+  ASSERT_EQ(fast->entries.size(), order.size());
+  for (std::size_t i = 1; i < fast->entries.size(); ++i)
+    EXPECT_LT(fast->entries[i - 1].name, fast->entries[i].name);
+  // A duplicate far from its twin (not adjacent in the text) or right next to
+  // it in a sorted text: the fast path declines, the reference names it.
+  for (const std::size_t at : {std::size_t{0}, std::size_t{1500}, order.size() - 1}) {
+    auto dup = order;
+    dup.insert(dup.begin() + static_cast<std::ptrdiff_t>(at), order[order.size() / 2]);
+    EXPECT_FALSE(check_header(long_names_header(dup), 64)) << at;
+  }
+  std::vector<std::size_t> sorted_dup(order.size());
+  for (std::size_t i = 0; i < order.size(); ++i) sorted_dup[i] = i;
+  std::sort(sorted_dup.begin(), sorted_dup.end(),
+            [](std::size_t a, std::size_t b) { return std::to_string(a) < std::to_string(b); });
+  sorted_dup.insert(sorted_dup.begin() + 10, sorted_dup[10]);
+  EXPECT_FALSE(check_header(long_names_header(sorted_dup), 64));
+}
+
+// What only the reference can read (`-0`, NUL) at any offset, across the
+// 64-byte blocks of the scan of embedded documents and anywhere in a header's
+// entry or after it, sends the text the reference way; a `0` there does not.
+TEST(FastJson, NegativeZeroAndNulFoundAtEveryOffset) {
+  for (std::size_t pad = 0; pad < 200; ++pad) {
+    const std::string head = R"({"a":{"dtype":"U8","shape":[)" + std::string(pad, ' ');
+    const std::string tail = R"(],"data_offsets":[0,0]}})";
+    EXPECT_TRUE(check_header(head + "0" + tail, 64)) << pad;
+    EXPECT_FALSE(check_header(head + "-0" + tail, 64)) << pad;
+    EXPECT_FALSE(check_header(head + std::string("\0", 1) + "0" + tail, 64)) << pad;
+    EXPECT_FALSE(check_header(head + "0" + tail + std::string(pad % 70, ' ') + std::string("\0", 1), 64))
+        << pad;
+    EXPECT_TRUE(check_document("[" + std::string(pad, ' ') + "0]")) << pad;
+    EXPECT_FALSE(check_document("[" + std::string(pad, ' ') + "-0]")) << pad;
+    EXPECT_FALSE(check_document("[" + std::string(pad, ' ') + "0]" + std::string("\0", 1))) << pad;
+  }
+}
+
+// The fast path walks the text beside the DOM (names as views, `-0` looked
+// for in the entries only): spaces everywhere, escaped quotes after runs of
+// backslashes, escaped names and field names, and `-0` inside names and
+// metadata strings, where it is no number.
+TEST(FastJson, TextWalkAgreesWithReference) {
+  const std::string text = R"json({
+  "__metadata__" : {"k\\" : "v \"-0\\\\", "x":"[-0]", "y\"":"}{"} ,
+  "a-0" :	{ "shape" : [ 2 ] , "dtype" : "U8", "data_offsets" : [SHAPE_A, 2] },
+  "b\\\"c" : {"d\u0074ype":"\u0055\u0038","shape":[],"data_offsets":[2,3]},
+  "\u00e9\/" : {"dtype":"U8","shape":[SHAPE_E],"data_offsets":[3,3]},
+  "z" : {"dtype":"U8","shape":[1],"data_offsets":[3,4]}
+}  )json";
+  const auto with = [&](const std::string& a, const std::string& e) {
+    std::string t = text;
+    t.replace(t.find("SHAPE_A"), 7, a);
+    t.replace(t.find("SHAPE_E"), 7, e);
+    return t;
+  };
+  EXPECT_TRUE(check_header(with("0", "0"), 64));
+  EXPECT_TRUE(check_header(with("0", "0"), 0));  // parsed from a copy, names still view the image
+  EXPECT_FALSE(check_header(with("-0", "0"), 64));
+  EXPECT_FALSE(check_header(with(" -0 ", "0"), 64));
+  EXPECT_FALSE(check_header(with("0", "-0"), 64));
+  EXPECT_FALSE(check_header(with("0", "0,-0"), 64));
+}
+
 TEST(FastJson, ValidDocumentMatchesReference) {
   EXPECT_TRUE(check_document(valid_document));
 }
@@ -159,7 +252,7 @@ TEST(FastJson, ValidDocumentMatchesReference) {
 TEST(FastJson, MutationsAgreeWithReference) {
   std::mt19937 rng(27);
   const std::string alphabet =
-      "{}[],:\"\\-+.0123456789eEuU \t\n\r\x01\x7f\xc3\xa9\xff\xed\xa0 aAnulltruefalse";
+      std::string("{}[],:\"\\-+.0123456789eEuU \t\n\r\x01\x7f\xc3\xa9\xff\xed\xa0 aAnulltruefalse") + '\0';
   int accepted = 0;
   for (const std::string* base : {&valid_header, &valid_document}) {
     for (int iter = 0; iter < 20000; ++iter) {

@@ -393,7 +393,7 @@ TEST_F(HttpTransport, ParallelRequestsLandExactBytes) {
   std::uint64_t id = 1;
   for (const auto& tv : f.tensors()) {
     if (tv.end() == tv.begin()) continue;
-    reqs.push_back(make_request(f, id++, tv.name()));
+    reqs.push_back(make_request(f, id++, std::string(tv.name())));
   }
   reqs.push_back(make_request(f, id++, "positions", ms::byte_range{100, 200'000}));
   reqs.push_back(make_request(f, id++, "positions", ms::byte_range{5, 6}));  // a single byte

@@ -2,11 +2,14 @@
 #include <gtest/gtest.h>
 
 #include <unistd.h>
+#include <algorithm>
 #include <array>
 #include <complex>
 #include <cstring>
 #include <filesystem>
 #include <metatensor.hpp>
+#include <optional>
+#include <random>
 #include <string>
 #include <tensogram/io/file.hpp>
 #include <vector>
@@ -418,6 +421,103 @@ TEST(SafetensorsRobustness, BitFlipSweep) {
   }
   // Flips in the data section and in padding-free names keep the file valid.
   EXPECT_GT(accepted, 0u);
+}
+
+// Names as the header writes them: long with a shared prefix (as in large
+// models), escaped ones (quote, backslash, \u escape), and names that also
+// occur as strings inside earlier entries ("F32", "dtype", "shape").
+struct named_tensor {
+  std::string name;  // as read
+  std::string text;  // as written in the header
+};
+
+std::vector<named_tensor> many_names(std::size_t count) {
+  std::vector<named_tensor> out;
+  for (std::size_t i = 0; i < count; ++i) {
+    std::string n = "model.encoder.layers.block.attention.projection.weight." + std::to_string(i) + ".";
+    n += std::string(200, static_cast<char>('a' + i % 26));
+    out.push_back({n, n});
+  }
+  out.push_back({"F32", "F32"});
+  out.push_back({"dtype", "dtype"});
+  out.push_back({"shape", "shape"});
+  out.push_back({"q\"uote", "q\\\"uote"});
+  out.push_back({"back\\slash", "back\\\\slash"});
+  out.push_back({"uA.esc", "u\\u0041.esc"});
+  out.push_back({"", ""});
+  return out;
+}
+
+// A file with `names` listed in `text_order`, tensor k (in `names`) holding
+// U8 bytes [k, k + 1) of the data section, whose byte k is k % 251, and a
+// long `__metadata__` string with escapes ahead of them; `note` adds a
+// metadata entry (one with ",-0" sends the header the reference way).
+std::vector<std::byte> file_of(const std::vector<named_tensor>& names,
+                               const std::vector<std::size_t>& text_order, const std::string& note) {
+  std::string header = "{\"__metadata__\":{\"long\":\"";
+  for (int i = 0; i < 2000; ++i) header += "\\\"escaped\\\" \\u00e9l\\u00e8ve \\n ";
+  header += "\",\"note\":\"" + note + "\"}";
+  for (const std::size_t k : text_order) {
+    header += ",\"" + names[k].text +
+              "\":" + entry("U8", "[1]", "[" + std::to_string(k) + "," + std::to_string(k + 1) + "]");
+  }
+  header += "}";
+  std::string data;
+  for (std::size_t k = 0; k < names.size(); ++k) data += static_cast<char>(k % 251);
+  return raw_file(header, data);
+}
+
+// Every name is found, views its own bytes, and survives the file it was
+// read from (a copy shares the name tables, as it shares the image).
+void check_names(const std::vector<named_tensor>& names, const std::vector<std::byte>& bytes) {
+  std::optional<st::file> copy;
+  {
+    const auto f = open_bytes(bytes);
+    copy = f;
+  }
+  const st::file& f = *copy;
+  ASSERT_EQ(f.tensors().size(), names.size());
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    const auto* t = f.find(names[k].name);
+    ASSERT_NE(t, nullptr) << names[k].name;
+    EXPECT_EQ(t->name(), names[k].name);
+    EXPECT_EQ(t->begin(), k);
+    EXPECT_EQ(std::to_integer<std::size_t>(t->bytes()[0]), k % 251);
+    ASSERT_EQ(t->shape().size(), 1u);
+    EXPECT_EQ(t->shape()[0], 1u);
+    EXPECT_EQ(f.tensors()[k].name(), names[k].name);  // file order is data order
+  }
+  EXPECT_EQ(f.find(names[0].name + "x"), nullptr);
+  EXPECT_EQ(f.find(names[0].name.substr(0, names[0].name.size() - 1)), nullptr);
+}
+
+TEST(SafetensorsRead, ManyLongEscapedAndRepeatedNamesInAnyOrder) {
+  const auto names = many_names(3000);
+  std::vector<std::size_t> order(names.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::mt19937 rng(27);
+  for (const bool shuffled : {false, true}) {
+    if (shuffled) std::shuffle(order.begin(), order.end(), rng);
+    SCOPED_TRACE(shuffled ? "shuffled" : "data order");
+    check_names(names, file_of(names, order, "plain"));
+    check_names(names, file_of(names, order, "a,-0"));  // the reference path
+  }
+}
+
+TEST(SafetensorsRead, DuplicateLongNameFarApartIsNamed) {
+  const auto names = many_names(3000);
+  std::vector<std::size_t> order(names.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+  for (const std::size_t twin : {std::size_t{0}, std::size_t{1500}, names.size() - 1}) {
+    auto dup = names;
+    dup[2999] = dup[twin == 2999 ? 0 : twin];
+    try {
+      (void)open_bytes(file_of(dup, order, "plain"));
+      ADD_FAILURE() << "accepted a duplicate of " << twin;
+    } catch (const metatensor::error& e) {
+      EXPECT_EQ(e.kind(), errc::st_duplicate_key) << e.what();
+    }
+  }
 }
 
 }  // namespace

@@ -350,7 +350,7 @@ TEST(MetatensorWriter, EveryScalarDtypeFlat) {
     }
     SCOPED_TRACE(t.name());
     EXPECT_EQ(t.begin() % 16, 0U);
-    EXPECT_EQ(std::vector<std::byte>(t.bytes().begin(), t.bytes().end()), data.at(t.name()));
+    EXPECT_EQ(std::vector<std::byte>(t.bytes().begin(), t.bytes().end()), data.at(std::string(t.name())));
     const auto& [kw, type, dt] = *std::find_if(
         types.begin(), types.end(), [&](const auto& e) { return "t_" + std::get<0>(e) == t.name(); });
     EXPECT_EQ(t.type(), dt);

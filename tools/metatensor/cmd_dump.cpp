@@ -42,7 +42,7 @@ void print_tensors(std::ostream& out, const nlohmann::json& doc, const std::vect
 void dump_plain(const dump_args& args, const safetensors::file& base, std::ostream& out) {
   std::vector<std::string> names = args.tensors;
   if (names.empty()) {
-    for (const auto& t : base.tensors()) names.push_back(t.name());
+    for (const auto& t : base.tensors()) names.emplace_back(t.name());
   }
   for (const auto& name : names) {
     if (base.find(name) == nullptr)

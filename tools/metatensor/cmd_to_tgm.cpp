@@ -71,7 +71,7 @@ void run_to_tgm(const to_tgm_args& args, std::ostream& out, std::ostream& err, b
       names.push_back(name);
     }
   } else {
-    for (const auto& t : base.tensors()) names.push_back(t.name());
+    for (const auto& t : base.tensors()) names.emplace_back(t.name());
   }
   const auto bases = recorded_bases(base.metadata());
 

@@ -90,7 +90,7 @@ class py_file {
     if (f.migrated) return f.migrated->tensor_names();
     if (f.mt) return f.mt->tensor_names();
     std::vector<std::string> names;
-    for (const auto& t : f.plain->tensors()) names.push_back(t.name());
+    for (const auto& t : f.plain->tensors()) names.emplace_back(t.name());
     std::sort(names.begin(), names.end());
     return names;
   }

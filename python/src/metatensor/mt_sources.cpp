@@ -136,8 +136,8 @@ class py_remote {
     py::gil_scoped_release unlocked;
     std::vector<std::string> wanted;
     if (f.mt) {
-      wanted.push_back(f.mt->primary(name).name());
-      if (const auto* heap = f.mt->heap(name)) wanted.push_back(heap->name());
+      wanted.emplace_back(f.mt->primary(name).name());
+      if (const auto* heap = f.mt->heap(name)) wanted.emplace_back(heap->name());
     } else {
       wanted.push_back(name);
     }

@@ -33,7 +33,8 @@ bool header_uint(const nlohmann::json& v, std::uint64_t& out) {
 using entry = detail::header_entry;
 
 // Rule 7 (and the rank limit of §8.4): shapes and data offsets.
-void read_shapes_and_offsets(std::vector<entry>& entries, const std::vector<const nlohmann::json*>& json) {
+void read_shapes_and_offsets(std::vector<entry>& entries, const std::vector<const nlohmann::json*>& json,
+                             std::vector<std::uint64_t>& dims) {
   for (std::size_t k = 0; k < entries.size(); ++k) {
     auto& e = entries[k];
     const auto& s = (*json[k])["shape"];
@@ -42,13 +43,15 @@ void read_shapes_and_offsets(std::vector<entry>& entries, const std::vector<cons
       fail(errc::mt_limit,
            "tensor " + detail::quoted(e.name) + ": rank " + std::to_string(s.size()) + " exceeds 32");
     }
+    e.shape_at = dims.size();
+    e.rank = s.size();
     for (std::size_t i = 0; i < s.size(); ++i) {
       std::uint64_t d = 0;
       if (!header_uint(s[i], d)) {
         fail(errc::st_entry, "tensor " + detail::quoted(e.name) + ": shape[" + std::to_string(i) +
                                  "] = " + s[i].dump() + " is not an integer in [0, 2^53-1]");
       }
-      e.shape.push_back(d);
+      dims.push_back(d);
     }
     const auto& o = (*json[k])["data_offsets"];
     if (!o.is_array() || o.size() != 2) {
@@ -106,7 +109,7 @@ using safetensors::read_shapes_and_offsets;
 // Rules 3-7 by the reference path: nlohmann, one rule per pass, so the
 // first failure is the one §8.2 names. Used when the fast path declines.
 void read_header_reference(std::string_view text, std::map<std::string, std::string>& metadata,
-                           bool& has_metadata, std::vector<entry>& entries) {
+                           bool& has_metadata, std::vector<entry>& entries, header_storage& storage) {
   // Rule 3.
   if (const auto bad = tensogram::first_invalid_utf8(text); bad != std::string_view::npos) {
     fail(errc::st_header_utf8, "invalid UTF-8 at header byte " + std::to_string(bad) + " (file offset " +
@@ -142,7 +145,7 @@ void read_header_reference(std::string_view text, std::map<std::string, std::str
       if (!v.contains(field))
         fail(errc::st_entry, "tensor " + detail::quoted(k) + ": missing field \"" + field + "\"");
     }
-    entries.push_back(entry{k, dtype::u8, {}, 0, 0});
+    entries.emplace_back().name = storage.names.emplace_back(k);
     json.push_back(&v);
   }
   // Rule 6.
@@ -153,7 +156,8 @@ void read_header_reference(std::string_view text, std::map<std::string, std::str
     if (!parsed) fail(errc::st_dtype, "tensor " + detail::quoted(e.name) + ": unknown dtype " + d.dump());
     e.type = *parsed;
   }
-  read_shapes_and_offsets(entries, json);
+  read_shapes_and_offsets(entries, json, storage.dims);
+  bind_shapes(entries, storage);
 }
 
 }  // namespace metatensor::detail
@@ -218,17 +222,23 @@ file file::from_buffer(tensogram::buffer image) {
       f.metadata_.emplace_hint(f.metadata_.end(), std::move(k), std::move(v));
     f.has_metadata_ = fast->has_metadata;
     entries = std::move(fast->entries);
+    f.storage_ = std::move(fast->storage);
   } else {
-    detail::read_header_reference(f.header_text(), f.metadata_, f.has_metadata_, entries);
+    auto storage = std::make_shared<detail::header_storage>();
+    detail::read_header_reference(f.header_text(), f.metadata_, f.has_metadata_, entries, *storage);
+    f.storage_ = std::move(storage);
   }
   check_sizes(entries);
   // Rule 9. `entries` is in name order, so an index breaks (begin, end)
   // ties as the name would, without comparing strings.
   std::vector<std::size_t> order(entries.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+  const auto by_offsets = [&](std::size_t a, std::size_t b) {
     return std::tie(entries[a].begin, entries[a].end, a) < std::tie(entries[b].begin, entries[b].end, b);
-  });
+  };
+  // Writers usually lay the data out in name order: then one pass suffices.
+  if (!std::is_sorted(order.begin(), order.end(), by_offsets))
+    std::sort(order.begin(), order.end(), by_offsets);
   std::uint64_t pos = 0;
   for (const std::size_t i : order) {
     const auto& e = entries[i];
@@ -250,11 +260,11 @@ file file::from_buffer(tensogram::buffer image) {
   f.tensors_.reserve(entries.size());
   f.by_name_.resize(entries.size());
   for (const std::size_t i : order) {
-    auto& e = entries[i];
+    const auto& e = entries[i];
     const auto span =
         bytes.subspan(d + static_cast<std::size_t>(e.begin), static_cast<std::size_t>(e.end - e.begin));
     f.by_name_[i] = f.tensors_.size();  // the i-th name is at this position
-    f.tensors_.emplace_back(std::move(e.name), e.type, std::move(e.shape), e.begin, e.end, span);
+    f.tensors_.emplace_back(e.name, e.type, e.shape, e.begin, e.end, span);
   }
   return f;
 }

@@ -377,7 +377,7 @@ std::span<const std::byte> remote_file::image() const noexcept {
 
 std::vector<std::string> remote_file::physical_names() const {
   std::vector<std::string> names;
-  for (const auto& t : core_->base->tensors()) names.push_back(t.name());
+  for (const auto& t : core_->base->tensors()) names.emplace_back(t.name());
   return names;
 }
 

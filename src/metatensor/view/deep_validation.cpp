@@ -313,7 +313,7 @@ void file::validate_deep() const {
     for (std::size_t k = 0; k < b.size(); ++k) {
       if (b[k] != std::byte{0}) {
         throw error(errc::mt_nonzero_padding,
-                    "padding tensor \"" + t.name() + "\" byte " + std::to_string(k) + " is " +
+                    "padding tensor \"" + std::string(t.name()) + "\" byte " + std::to_string(k) + " is " +
                         std::to_string(std::to_integer<unsigned>(b[k])) + ", not 0");
       }
     }

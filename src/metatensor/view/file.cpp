@@ -233,10 +233,10 @@ void check_layout_table(const state& s, const nlohmann::json& table) {
 void check_tensor_set(const state& s) {
   std::uint64_t next_pad = 0;
   for (const auto& t : s.base.tensors()) {  // increasing begin order
-    const std::string& name = t.name();
+    const std::string_view name = t.name();
     if (s.tensors.contains(name)) continue;
-    if (const auto hash = name.rfind("#heap"); hash != std::string::npos && hash + 5 == name.size()) {
-      const auto owner = s.tensors.find(std::string_view(name).substr(0, hash));
+    if (const auto hash = name.rfind("#heap"); hash != std::string_view::npos && hash + 5 == name.size()) {
+      const auto owner = s.tensors.find(name.substr(0, hash));
       if (owner != s.tensors.end() && owner->second.layout->has_heap) continue;
       fail(errc::mt_tensor_set,
            "physical tensor " + detail::quoted(name) + " is not the heap of a logical tensor with one");
@@ -315,7 +315,7 @@ std::uint64_t placement(const state& s, const safetensors::tensor_view& t) {
   if (const auto it = s.tensors.find(t.name()); it != s.tensors.end()) {
     return it->second.layout->primary_placement(s.alignment);
   }
-  const auto owner = s.tensors.find(std::string_view(t.name()).substr(0, t.name().size() - 5));
+  const auto owner = s.tensors.find(t.name().substr(0, t.name().size() - 5));
   return owner->second.layout->heap_placement(s.alignment);
 }
 
@@ -459,7 +459,7 @@ std::shared_ptr<state> validate(tensogram::buffer image) {
   for (const auto& t : s->base.tensors()) {
     if (const auto* l = s->schema.find(t.name())) {
       // Usually in name order already (then the hint saves the search).
-      auto& lt = s->tensors.try_emplace(s->tensors.end(), t.name())->second;
+      auto& lt = s->tensors.try_emplace(s->tensors.end(), std::string(t.name()))->second;
       lt.layout = l;
       lt.primary = &t;
       if (l->has_heap) lt.heap = s->base.find(l->heap_name());

@@ -318,9 +318,9 @@ json file::logical_elements(std::string_view name, std::uint64_t first, std::uin
 json flat_elements(const safetensors::tensor_view& t, std::uint64_t first, std::uint64_t count) {
   const std::uint64_t total = t.element_count();
   if (first > total || count > total - first) {
-    throw tensogram::invalid_arg_error("tensor \"" + t.name() + "\": elements [" + std::to_string(first) +
-                                       ", +" + std::to_string(count) + ") exceed its " +
-                                       std::to_string(total) + " elements");
+    throw tensogram::invalid_arg_error("tensor \"" + std::string(t.name()) + "\": elements [" +
+                                       std::to_string(first) + ", +" + std::to_string(count) +
+                                       ") exceed its " + std::to_string(total) + " elements");
   }
   json out = json::array();
   for (std::uint64_t i = first; i < first + count; ++i) {
