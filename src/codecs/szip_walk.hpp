@@ -209,6 +209,36 @@ class bit_reader {
     }
     pos_ += 64 - avail;
   }
+  // The 64 stream bits from the position, when they all lie inside the
+  // stream (the walk's fast path: no checks for what it reads from them).
+  [[nodiscard]] bool peek64(std::uint64_t& w) const noexcept {
+    const auto byte = static_cast<std::size_t>(pos_ / 8);
+    if (byte + 9 > size_) return false;
+    std::uint64_t x = 0;
+    std::memcpy(&x, data_ + byte, 8);
+    if constexpr (std::endian::native == std::endian::little) x = __builtin_bswap64(x);
+    const auto shift = static_cast<unsigned>(pos_ % 8);
+    // (The byte after the eight fills the bits the shift empties.)
+    w = (x << shift) | ((static_cast<std::uint64_t>(data_[byte + 8]) << shift) >> 8);
+    return true;
+  }
+  // Moves past `n` bits that peek64 returned.
+  void advance(unsigned n) noexcept { pos_ += n; }
+  // Bits after the n-th one bit (1 <= n) counted from the top of `w`, or 0
+  // when `w` holds fewer than n ones.
+  [[nodiscard]] static unsigned past_nth_one(std::uint64_t w, unsigned n) noexcept {
+    const std::uint64_t counts = byte_popcounts(w);
+    if (((counts * k_byte_ones) >> 56) < n) return 0;
+    return select_msb(w, counts, n) + 1;
+  }
+#if TENSOGRAM_SZIP_BMI2
+  [[gnu::target("popcnt,bmi,bmi2,lzcnt")]] [[nodiscard]] static unsigned past_nth_one_bmi2(
+      std::uint64_t w, unsigned n) noexcept {
+    const auto ones = static_cast<unsigned>(__builtin_popcountll(w));
+    if (ones < n) return 0;
+    return static_cast<unsigned>(64 - __builtin_ctzll(_pdep_u64(std::uint64_t{1} << (ones - n), w)));
+  }
+#endif
 #if TENSOGRAM_SZIP_BMI2
   // skip_fs with popcnt and pdep: the n-th one from the top is the
   // (ones - n + 1)-th from the bottom, where pdep deposits a single bit.
@@ -272,6 +302,14 @@ inline unsigned id_length(const szip_params& p) {
   return 3;
 }
 
+template <bool HardwareSelect>
+[[gnu::always_inline]] inline unsigned past_nth_one_of(std::uint64_t w, unsigned n) {
+#if TENSOGRAM_SZIP_BMI2
+  if constexpr (HardwareSelect) return bit_reader::past_nth_one_bmi2(w, n);
+#endif
+  return bit_reader::past_nth_one(w, n);
+}
+
 // Walks one RSI of `blocks` blocks starting at the reader's position, the
 // grammar of CCSDS 121.0-B-3 as libaec codes it (spec 03 Appendix C).
 template <bool HardwareSelect>
@@ -301,6 +339,24 @@ template <bool HardwareSelect, class OnSplit = no_split>
   std::uint32_t b = 0;
   while (b < blocks) {
     const std::uint32_t ref = (pp && b == 0) ? 1 : 0;
+    std::uint64_t w = 0;
+    if (ref == 0 && r.peek64(w)) {
+      // Fast path for the commonest CDS, a split block whose id and
+      // fundamental sequences lie in the next 64 stream bits (far from the
+      // end of the stream): one load, and the end of the block_size-th FS
+      // found by select. Same positions and errors as the general path
+      // below, which takes every other case.
+      const auto id = static_cast<std::uint32_t>(w >> (64 - id_len));
+      if (id != 0 && id != all_ones) {
+        if (const unsigned fs_bits = past_nth_one_of<HardwareSelect>(w << id_len, bs); fs_bits != 0) {
+          on_split(b, r.position());
+          r.advance(id_len + fs_bits);
+          r.skip(static_cast<std::uint64_t>(id - 1) * bs);
+          ++b;
+          continue;
+        }
+      }
+    }
     const std::uint64_t cds = r.position();
     const std::uint32_t id = r.bits(id_len);
     if (id == 0) {
@@ -345,7 +401,11 @@ template <bool HardwareSelect, class OnSplit = no_split>
 // of cycles); the portable select is used there.
 [[gnu::target("popcnt,bmi,bmi2,lzcnt")]] inline void walk_rsi_bmi2(bit_reader& r, const szip_params& p,
                                                                    std::uint32_t blocks, bool partial) {
-  walk_rsi_body<true>(r, p, blocks, partial);
+  // On a local copy, so that the position stays in a register (the walk is
+  // one chain of dependent loads); `r` is left where it was on an error.
+  bit_reader local = r;
+  walk_rsi_body<true>(local, p, blocks, partial);
+  r = local;
 }
 
 inline bool fast_pdep() noexcept {
@@ -364,7 +424,9 @@ inline void walk_rsi(bit_reader& r, const szip_params& p, std::uint32_t blocks, 
     return;
   }
 #endif
-  walk_rsi_body<false>(r, p, blocks, partial);
+  bit_reader local = r;  // as in walk_rsi_bmi2
+  walk_rsi_body<false>(local, p, blocks, partial);
+  r = local;
 }
 
 // dst[k] = the 8 stream bits from bit 8k + sh of `src` (bits past its end

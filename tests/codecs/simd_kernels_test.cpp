@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "src/codecs/szip_walk.hpp"
 #include "tensogram/codecs/shuffle.hpp"
 #include "tensogram/codecs/szip.hpp"
 #include "tensogram/core/byte_order.hpp"
@@ -417,6 +418,78 @@ TEST(SimdSzipOffsets, DamagedStreamsFailLikeNaiveWalker) {
         bad[at] = trial % 3 == 0 ? std::byte{0} : static_cast<std::byte>(rng() & 0xFF);
         if (trial % 5 == 0) std::fill(bad.begin() + static_cast<std::ptrdiff_t>(at), bad.end(), std::byte{0});
         ASSERT_EQ(outcome(bad, false), outcome(bad, true)) << "trial " << trial;
+      }
+    }
+  }
+}
+
+// The walk's fast path (a split block whose fundamental sequences lie in one
+// 64-bit window) and its general path, with the portable select and with
+// the one walk_rsi picks on this CPU (pdep where BMI2 is fast): offsets and
+// errors as the bit-at-a-time walker's, on whole, truncated and damaged
+// streams, for block sizes the fast path takes (8, 16, 32) and one it never
+// does (64), and every container width.
+TEST(SimdSzipOffsets, FastPathAndPortableSelectMatchNaiveWalker) {
+  using namespace tg::codecs::szip_flags;
+  namespace walk = tg::codecs::szip_walk;
+  std::mt19937_64 rng(31);
+  for (std::uint32_t bits : {8u, 16u, 24u, 32u}) {
+    for (std::uint32_t block : {8u, 16u, 32u, 64u}) {
+      for (int kind : {3, 4, 5, 7}) {
+        tg::codecs::szip_params p;
+        p.bits_per_sample = bits;
+        p.block_size = block;
+        p.rsi = 4;
+        p.flags = data_preprocess | data_msb | (bits == 24 ? data_3byte : 0U);
+        const std::uint64_t per_rsi = std::uint64_t{p.rsi} * block;
+        const std::size_t n = static_cast<std::size_t>(per_rsi * 6 + 7);
+        const bytes raw = szip_input(p, pattern(kind, n, bits, rng));
+        const auto enc = tg::codecs::szip_compress(raw, p);
+        const std::size_t count = static_cast<std::size_t>((n + per_rsi - 1) / per_rsi);
+        SCOPED_TRACE(testing::Message() << "bits " << bits << " block " << block << " kind " << kind);
+        // variant 0: the portable select; 1: walk_rsi; 2: the naive walker.
+        auto outcome = [&](const bytes& payload, int variant) -> std::string {
+          try {
+            std::vector<std::uint64_t> offs;
+            if (variant == 2) {
+              offs = naive_walker(payload, p).offsets(n, count);
+            } else {
+              offs.push_back(0);
+              walk::bit_reader r(payload, 0);
+              for (std::size_t j = 0; j + 1 < count; ++j) {
+                if (variant == 0) {
+                  walk::walk_rsi_body<false>(r, p, p.rsi, false);
+                } else {
+                  walk::walk_rsi(r, p, p.rsi);
+                }
+                offs.push_back(r.position());
+              }
+            }
+            std::string s;
+            for (auto o : offs) s += std::to_string(o) + ",";
+            return s;
+          } catch (const tg::encoding_error& e) {
+            return e.what();
+          }
+        };
+        ASSERT_EQ(outcome(enc.payload, 0), outcome(enc.payload, 2));
+        ASSERT_EQ(outcome(enc.payload, 1), outcome(enc.payload, 2));
+        for (std::size_t cut = 0; cut < enc.payload.size(); cut += 1 + enc.payload.size() / 61) {
+          const bytes head(enc.payload.begin(), enc.payload.begin() + static_cast<std::ptrdiff_t>(cut));
+          const std::string want = outcome(head, 2);
+          ASSERT_EQ(outcome(head, 0), want) << "cut " << cut;
+          ASSERT_EQ(outcome(head, 1), want) << "cut " << cut;
+        }
+        for (int trial = 0; trial < 60; ++trial) {
+          bytes bad = enc.payload;
+          const std::size_t at = rng() % bad.size();
+          bad[at] = trial % 3 == 0 ? std::byte{0xFF} : static_cast<std::byte>(rng() & 0xFF);
+          if (trial % 5 == 0)
+            std::fill(bad.begin() + static_cast<std::ptrdiff_t>(at), bad.end(), std::byte{0});
+          const std::string want = outcome(bad, 2);
+          ASSERT_EQ(outcome(bad, 0), want) << "trial " << trial;
+          ASSERT_EQ(outcome(bad, 1), want) << "trial " << trial;
+        }
       }
     }
   }
