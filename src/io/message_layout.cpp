@@ -105,12 +105,7 @@ bool index_fits(const format::index_body& index, std::uint64_t body_start, std::
 std::shared_ptr<const cached_layout> from_index(global_metadata meta, std::optional<global_metadata> first,
                                                 const format::index_body& index) {
   const std::size_t count = index.offsets.size();
-  if (meta.base.size() > count) {
-    throw metadata_error("metadata base has " + std::to_string(meta.base.size()) +
-                         " entries but message contains " + std::to_string(count) + " objects");
-  }
-  if (!first && meta.base.size() != count) first = meta;  // padding the base changes it
-  meta.base.resize(count, cbor::value::make_map());
+  detail::pad_base_for_index(meta, count, &first);
   auto out = std::make_shared<cached_layout>();
   out->layout.metadata = std::move(meta);
   out->layout.objects.reserve(count);

@@ -676,18 +676,8 @@ detail::layout_reading read_layout(std::span<const std::byte> msg, bool keep_fir
   if (std::optional<indexed_message> im = read_index(msg); im && index_tiles_body(*im)) {
     const std::size_t count = im->index.offsets.size();
     global_metadata g = std::move(*im->meta);
-    if (g.base.size() > count) {
-      throw metadata_error("metadata base has " + std::to_string(g.base.size()) +
-                           " entries but message contains " + std::to_string(count) + " objects");
-    }
-    if (keep_first) {
-      if (im->first_meta) {
-        out.first_metadata = std::move(im->first_meta);
-      } else if (g.base.size() != count) {
-        out.first_metadata = g;  // padding the base changes it
-      }
-    }
-    g.base.resize(count, cbor::value::make_map());
+    if (keep_first) out.first_metadata = std::move(im->first_meta);
+    detail::pad_base_for_index(g, count, keep_first ? &out.first_metadata : nullptr);
     layout.metadata = std::move(g);
     for (std::size_t k = 0; k < count; ++k)
       layout.objects.push_back({im->index.offsets[k], im->index.lengths[k]});
@@ -713,6 +703,17 @@ detail::layout_reading read_layout(std::span<const std::byte> msg, bool keep_fir
 
 message_layout read_message_layout(std::span<const std::byte> msg) {
   return read_layout(msg, false).layout;
+}
+
+void detail::pad_base_for_index(global_metadata& meta, std::size_t count,
+                                std::optional<global_metadata>* first) {
+  if (meta.base.size() > count) {
+    throw metadata_error("metadata base has " + std::to_string(meta.base.size()) +
+                         " entries but message contains " + std::to_string(count) + " objects");
+  }
+  if (meta.base.size() == count) return;
+  if (first != nullptr && !*first) *first = meta;  // padding the base changes it
+  meta.base.resize(count, cbor::value::make_map());
 }
 
 detail::layout_reading detail::read_layout_and_first_metadata(std::span<const std::byte> msg) {

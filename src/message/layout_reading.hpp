@@ -9,6 +9,7 @@
 // Internal: not installed, not part of the public API.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <span>
 
@@ -27,5 +28,12 @@ struct layout_reading {
 /// `read_message_layout` of `msg`, with the first metadata frame's metadata
 /// kept aside when assembly changed it or a later frame replaced it.
 [[nodiscard]] layout_reading read_layout_and_first_metadata(std::span<const std::byte> msg);
+
+/// The index path's assembly (spec 01 §15): pads `meta.base` to `count`
+/// entries. When padding changes `meta` and `first` points to an empty
+/// value, `meta` is copied there first (it is then the first metadata
+/// frame's, unpadded). Throws `metadata_error` when the base has more
+/// entries than the message has objects.
+void pad_base_for_index(global_metadata& meta, std::size_t count, std::optional<global_metadata>* first);
 
 }  // namespace tensogram::detail
