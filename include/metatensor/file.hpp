@@ -102,8 +102,9 @@ class file {
   /// The file alignment A (§3.1).
   [[nodiscard]] std::uint64_t alignment() const noexcept;
   [[nodiscard]] const compiled_schema& schema() const noexcept;
-  /// The file's `metatensor.layout`, parsed (equal to the recomputed table).
-  [[nodiscard]] const nlohmann::json& layout_table() const noexcept;
+  /// The file's `metatensor.layout`, parsed (equal to the recomputed table)
+  /// on the first call: opening compares it without building this value.
+  [[nodiscard]] const nlohmann::json& layout_table() const;
   /// `__metadata__` entries whose key does not start with `metatensor.`.
   [[nodiscard]] std::map<std::string, std::string> user_metadata() const;
 

@@ -5,6 +5,7 @@
 // duplicate keys, which it keeps) is checked here. Everything else is left
 // to the reference path (see fast_json.hpp).
 #include "src/metatensor/fast_json.hpp"
+#include "src/metatensor/json_dom.hpp"
 
 #include <simdjson.h>
 #include <algorithm>
@@ -38,6 +39,8 @@ bool may_start_negative_zero(const char* begin, const char* end, const char* hit
   return q == begin || q[-1] == '[' || q[-1] == ',' || q[-1] == ':';
 }
 
+}  // namespace
+
 // The reference path refuses these before parsing (BOM, NUL) or reads them
 // differently from simdjson (-0). One pass finds both bytes: each 64-byte
 // block is tested without branches, which the compiler vectorises, and only
@@ -65,6 +68,8 @@ bool needs_reference_path(std::string_view text) noexcept {
   }
   return false;
 }
+
+namespace {
 
 // §2 rule 7: an integer written without sign, fraction or exponent, at most
 // 2^53 - 1 (simdjson types `-0` and fractions apart, see above).
@@ -212,8 +217,8 @@ bool sort_unique(std::vector<T>& items, Less less, bool ascending) {
   return true;
 }
 
-// The value nlohmann::json::parse gives for `e`; false on a duplicate key
-// (§2 rule 4). Recursion is bounded by the parser's depth limit (§8.4).
+}  // namespace
+
 bool to_nlohmann(dom::element e, nlohmann::json& out) {
   switch (e.type()) {
     case dom::element_type::OBJECT: {
@@ -254,8 +259,6 @@ bool to_nlohmann(dom::element e, nlohmann::json& out) {
   }
   return false;
 }
-
-}  // namespace
 
 std::optional<fast_header> read_header_fast(std::span<const std::byte> image, std::uint64_t n) {
   const char* const text = reinterpret_cast<const char*>(image.data()) + 8;
@@ -353,6 +356,61 @@ std::optional<nlohmann::json> parse_json_fast(std::string_view text) {
   nlohmann::json out;
   if (!to_nlohmann(root, out)) return std::nullopt;
   return out;
+}
+
+namespace {
+
+// §2 rule 4 and §3.1 on a document simdjson accepted: no object holds a key
+// twice and no integer exceeds 2^53 - 1 in magnitude. Writers emit keys in
+// order, so comparing each key with the previous one usually settles
+// duplicates; only an unsorted object pays for a sort. Recursion is bounded
+// by the parser's depth limit (§8.4).
+bool strict_values(dom::element e) {
+  constexpr std::uint64_t limit = (std::uint64_t{1} << 53) - 1;
+  switch (e.type()) {
+    case dom::element_type::OBJECT: {
+      const dom::object members(e);
+      bool ascending = true;
+      std::string_view previous;
+      bool first = true;
+      for (const auto field : members) {
+        ascending = ascending && (first || previous < field.key);
+        previous = field.key;
+        first = false;
+        if (!strict_values(field.value)) return false;
+      }
+      if (ascending) return true;
+      std::vector<std::string_view> keys;
+      for (const auto field : members) keys.push_back(field.key);
+      return sort_unique(keys, std::less<>(), false);
+    }
+    case dom::element_type::ARRAY:
+      for (const auto item : dom::array(e)) {
+        if (!strict_values(item)) return false;
+      }
+      return true;
+    case dom::element_type::INT64: {
+      const std::int64_t i = e.get_int64().value_unsafe();
+      return i >= -static_cast<std::int64_t>(limit) && i <= static_cast<std::int64_t>(limit);
+    }
+    case dom::element_type::UINT64: return e.get_uint64().value_unsafe() <= limit;
+    default: return true;
+  }
+}
+
+}  // namespace
+
+std::optional<dom::element> parse_strict_dom(std::string_view text, dom::parser& parser) {
+  if (needs_reference_path(text)) return std::nullopt;
+  if (parser.allocate(text.size(), max_json_depth) != simdjson::SUCCESS) return std::nullopt;
+  dom::element root;
+  // The parser copies the text into padded memory, and the document keeps
+  // its strings in the parser: `text` may go.
+  if (parser.parse(text.data(), text.size(), /*realloc_if_needed=*/true).get(root) != simdjson::SUCCESS) {
+    return std::nullopt;
+  }
+  if (!strict_values(root)) return std::nullopt;
+  return root;
 }
 
 }  // namespace metatensor::detail

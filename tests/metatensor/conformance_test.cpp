@@ -246,6 +246,59 @@ TEST(ConformanceLayout, TableMismatch) {
   EXPECT_EQ(verdict(f), "valid");
 }
 
+// Opening compares the table on simdjson's parse and leaves whatever that
+// does not find equal to the nlohmann comparison (issue 27): both must give
+// the verdict of §7 (equal as JSON values) and the same message.
+TEST(ConformanceLayout, FastAndReferenceComparisonsAgree) {
+  const auto flat = [](const std::string& entry) { return R"({"tensors":{"w":)" + entry + "}}"; };
+  // Equal as JSON values, however written.
+  for (const std::string& layout : {
+           appendix_layout,
+           flat(R"({"dtype":"F32","align":16,"rank":1,"data":"w","kind":"flat"})"),      // members unsorted
+           flat(R"({"kind":"flat","data":"w","rank":1.0,"align":16e0,"dtype":"F32"})"),  // numbers as floats
+           flat(R"({"kind":"fl\u0061t","data":"\u0077","rank":1,"align":16,"dtype":"F32"})"),  // escapes
+           " \n" + appendix_layout + "\t",
+       }) {
+    auto f = appendix();
+    f.metadata["metatensor.layout"] = layout;
+    EXPECT_EQ(verdict(f), "valid") << layout;
+    const auto file = mt::file::from_buffer(tensogram::buffer::owned(f.bytes()));
+    EXPECT_EQ(file.layout_table(), json::parse(layout)) << layout;
+  }
+  // Different, each named at its first difference.
+  const std::vector<std::pair<std::string, std::string>> different = {
+      {flat(R"({"kind":"flat","data":"w","rank":1,"align":16,"dtype":"F64"})"), "/tensors/w/dtype"},
+      {flat(R"({"kind":"flat","data":"w","rank":"1","align":16,"dtype":"F32"})"), "/tensors/w/rank"},
+      {flat(R"({"kind":"flat","data":"w","rank":1,"align":16.5,"dtype":"F32"})"), "/tensors/w/align"},
+      {flat(R"({"kind":"flat","data":"w","rank":1,"align":16})"), "/tensors/w/dtype"},
+      {flat(R"({"kind":"flat","data":"w","rank":1,"align":16,"dtype":"F32","x":0})"), "/tensors/w/x"},
+      {flat(R"({"kind":"flat","data":"w","heap":"w#heap","rank":1,"align":16,"dtype":"F32"})"),
+       "/tensors/w/heap"},
+      {flat(R"({"kind":"blob","data":"w","rank":1,"align":16,"dtype":"F32"})"), "/tensors/w/kind"},
+      {flat("[]"), "/tensors/w"},
+      {R"({"tensors":{"v":{},"w":{"kind":"flat","data":"w","rank":1,"align":16,"dtype":"F32"}}})",
+       "/tensors/v"},
+      {R"({"tensors":{}})", "/tensors/w"},
+      {R"({"tensors":[]})", "/tensors"},
+      {R"({"tables":{}})", "/tables"},
+  };
+  for (const auto& [layout, where] : different) {
+    auto f = appendix();
+    f.metadata["metatensor.layout"] = layout;
+    try {
+      (void)mt::file::from_buffer(tensogram::buffer::owned(f.bytes()));
+      ADD_FAILURE() << layout << " was accepted";
+    } catch (const mt::error& e) {
+      EXPECT_EQ(e.kind(), mt::errc::mt_layout_mismatch) << layout;
+      EXPECT_NE(std::string(e.what()).find(" at " + where), std::string::npos) << layout << ": " << e.what();
+    }
+  }
+  // The worked example's table lists its tensors out of name order, which
+  // the fast comparison leaves to the reference one.
+  const auto file = mt::file::from_buffer(tensogram::buffer::owned(example().bytes()));
+  EXPECT_EQ(file.layout_table(), example_layout());
+}
+
 // --- §3.2 tensor set ----------------------------------------------------------
 
 TEST(ConformanceTensorSet, ExtraAndMissingPhysicalTensors) {

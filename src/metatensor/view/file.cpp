@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -31,6 +32,7 @@
 #include "src/metatensor/strict_json.hpp"
 #include "src/metatensor/text.hpp"
 #include "src/metatensor/view/blob_slots.hpp"
+#include "src/metatensor/view/layout_table_check.hpp"
 
 namespace metatensor {
 
@@ -104,7 +106,12 @@ struct file::state {
   std::uint64_t alignment = 0;
   std::uint64_t memory_alignment = 0;  // the largest R(t) of the file, at least A
   compiled_schema schema;
-  nlohmann::json layout_table;
+  // The file's `metatensor.layout` (text in `base`'s metadata), parsed on
+  // the first call of `file::layout_table`: opening compares the table on
+  // simdjson's parse and builds no tree (layout_table_check.hpp).
+  std::string_view layout_text;
+  mutable std::once_flag layout_parsed;
+  mutable nlohmann::json layout_table;
   std::map<std::string, logical, std::less<>> tensors;
   // Run step 8 on first access (open / from_buffer). False for header
   // images, whose tensor bytes arrive later: a pass on not-yet-written
@@ -123,11 +130,27 @@ namespace {
 
 using state = file::state;
 
-// Step 2: §3.1 keys in table order. Returns the parsed schema and layout.
+const json_errors layout_errors{errc::mt_layout_json, errc::mt_layout_json, "layout table"};
+
+// The layout table's text parsed by the reference path, with §3.1's bound
+// on integers (the step 2 errors of the layout table).
+nlohmann::json parse_layout_table(std::string_view text) {
+  auto out = parse_strict_json(text, layout_errors);
+  if (const auto big = first_oversized_integer(out); !big.empty()) {
+    fail(errc::mt_layout_json, "layout table: integer " + big + " exceeds 2^53-1");
+  }
+  return out;
+}
+
+// Step 2: §3.1 keys in table order. Returns the parsed schema and the
+// layout table: simdjson's parse when the fast path vouches for it, else
+// the reference path's value.
 struct header_keys {
   std::uint64_t alignment = 0;
   nlohmann::json schema;
-  nlohmann::json layout;
+  std::string_view layout_text;
+  std::unique_ptr<detail::layout_table_dom> layout_dom;
+  std::optional<nlohmann::json> layout;
 };
 
 header_keys check_keys(const safetensors::file& base) {
@@ -166,11 +189,9 @@ header_keys check_keys(const safetensors::file& base) {
   }
   const auto* layout = get("metatensor.layout");
   if (layout == nullptr) fail(errc::mt_layout_json, "metatensor.layout is missing");
-  out.layout =
-      parse_strict_json(*layout, json_errors{errc::mt_layout_json, errc::mt_layout_json, "layout table"});
-  if (const auto big = first_oversized_integer(out.layout); !big.empty()) {
-    fail(errc::mt_layout_json, "layout table: integer " + big + " exceeds 2^53-1");
-  }
+  out.layout_text = *layout;
+  out.layout_dom = detail::layout_table_dom::read(*layout);
+  if (!out.layout_dom) out.layout = parse_layout_table(*layout);
   for (const auto& [key, _] : md) {
     if (!key.starts_with(reserved_prefix)) continue;
     if (key != "metatensor.version" && key != "metatensor.endianness" && key != "metatensor.alignment" &&
@@ -465,8 +486,23 @@ std::shared_ptr<state> validate(tensogram::buffer image) {
       if (l->has_heap) lt.heap = s->base.find(l->heap_name());
     }
   }
-  check_layout_table(*s, keys.layout);  // step 4
-  s->layout_table = std::move(keys.layout);
+  // Step 4: on simdjson's parse; the reference comparison decides (and
+  // names the first difference) when that does not find the tables equal.
+  s->layout_text = keys.layout_text;
+  bool equal = false;
+  if (keys.layout_dom) {
+    std::vector<detail::layout_table_dom::named_layout> present;
+    present.reserve(s->tensors.size());
+    for (const auto& [name, lt] : s->tensors) present.emplace_back(name, lt.layout);
+    equal = keys.layout_dom->equals(present, s->alignment);
+    keys.layout_dom.reset();
+  }
+  if (!equal) {
+    if (!keys.layout) keys.layout = parse_layout_table(keys.layout_text);
+    check_layout_table(*s, *keys.layout);
+    s->layout_table = std::move(*keys.layout);
+    std::call_once(s->layout_parsed, [] {});
+  }
   check_tensor_set(*s);         // step 5
   check_dtypes_and_shapes(*s);  // step 6
   check_placement(*s);          // step 7
@@ -551,7 +587,9 @@ std::uint64_t file::alignment() const noexcept {
 const compiled_schema& file::schema() const noexcept {
   return state_->schema;
 }
-const nlohmann::json& file::layout_table() const noexcept {
+const nlohmann::json& file::layout_table() const {
+  std::call_once(state_->layout_parsed,
+                 [&s = *state_] { s.layout_table = parse_layout_table(s.layout_text); });
   return state_->layout_table;
 }
 

@@ -1,0 +1,33 @@
+// simdjson's DOM as a fast path for the strict JSON of metatensor headers
+// (spec 06 §2 rules 3–4 and 7, §3.1, §8.4), shared by fast_json.cpp and the
+// readers that walk a document without building an nlohmann value (issue 27).
+// Like fast_json.hpp, everything here only ever *accepts*: a text it cannot
+// vouch for goes to the reference path (`parse_strict_json`), which names
+// the first failure. Not a public header (it includes simdjson).
+#pragma once
+
+#include <simdjson.h>
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string_view>
+
+namespace metatensor::detail {
+
+/// True when the reference path must read `text`: a byte-order mark or a
+/// NUL (which it refuses before parsing) or a `-0` (which simdjson reads as
+/// the integer 0, the reference as a signed integer).
+[[nodiscard]] bool needs_reference_path(std::string_view text) noexcept;
+
+/// The value nlohmann::json::parse gives for `e`; false on a duplicate key
+/// (§2 rule 4). Recursion is bounded by the parser's depth limit (§8.4).
+[[nodiscard]] bool to_nlohmann(simdjson::dom::element e, nlohmann::json& out);
+
+/// `text` parsed into `parser` when `parse_strict_json` would accept it and
+/// read the same value, and no integer in it exceeds 2^53 - 1 in magnitude
+/// (§3.1); nothing otherwise. The element lives in `parser`, which keeps a
+/// padded copy of the text.
+[[nodiscard]] std::optional<simdjson::dom::element> parse_strict_dom(std::string_view text,
+                                                                     simdjson::dom::parser& parser);
+
+}  // namespace metatensor::detail
