@@ -4,16 +4,60 @@
 // Compiling must end in a `tensogram::error` or a compiled schema whose
 // layout table can be rendered; the evaluator must accept or reject the
 // document and then judge a few fixed values (and the document itself)
-// without crashing, hanging or recursing without bound.
+// without crashing, hanging or recursing without bound. Whenever the fast
+// path of a file's schema (src/metatensor/schema/schema_fast_path.hpp)
+// accepts the text, the reference must accept it too and compile the same
+// layouts (a difference traps).
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include <metatensor.hpp>
+
+#include "src/metatensor/schema/schema_fast_path.hpp"
+
+namespace {
+
+// The fast path against `compile_schema_text` (embedded), by what they
+// render: the layout table of every tensor at two alignments, the required
+// set, the document and the element pointers.
+void check_fast_path(std::string_view text) {
+  const auto fast = metatensor::detail::schema_fast_path::compile_embedded(text);
+  if (!fast) return;
+  std::optional<metatensor::compiled_schema> ref;
+  try {
+    ref = metatensor::compile_schema_text(text, metatensor::schema_source::embedded);
+  } catch (const tensogram::error&) {
+    __builtin_trap();  // accepted what the reference refuses
+  }
+  std::vector<std::string> names;
+  for (const auto& [name, _] : ref->tensors()) names.push_back(name);
+  bool same = fast->required() == ref->required() && fast->tensors().size() == names.size() &&
+              fast->document() == ref->document();
+  for (const std::uint64_t a : {16U, 4096U}) {
+    same = same &&
+           metatensor::layout_table_json(*fast, names, a) == metatensor::layout_table_json(*ref, names, a);
+  }
+  for (const auto& [name, t] : ref->tensors()) {
+    const auto* mine = fast->find(name);
+    same = same && mine != nullptr && mine->element_pointer == t.element_pointer && mine->rank() == t.rank();
+    for (std::size_t i = 0; same && i < t.rank(); ++i) {
+      same = mine->dims[i].min == t.dims[i].min && mine->dims[i].max == t.dims[i].max &&
+             mine->dims[i].pointer == t.dims[i].pointer;
+    }
+  }
+  if (!same) __builtin_trap();
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   volatile std::size_t sink = 0;
+  check_fast_path(text);
   try {
     const metatensor::compiled_schema schema = metatensor::compile_schema_text(text);
     std::vector<std::string> names;

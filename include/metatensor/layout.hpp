@@ -152,6 +152,8 @@ enum class schema_source : std::uint8_t {
 
 namespace detail {
 class schema_document;
+class deferred_document;
+struct schema_fast_path;
 }  // namespace detail
 
 /// A schema checked against the dialect of §4 and compiled by §5–§6. Cheap
@@ -159,7 +161,9 @@ class schema_document;
 class compiled_schema {
  public:
   /// The schema document as parsed (JSON null for a default-constructed one).
-  [[nodiscard]] const nlohmann::json& document() const noexcept;
+  /// A file's schema compiled by the fast path of `file::open` is parsed
+  /// into this value on the first call (of this or `document_table`).
+  [[nodiscard]] const nlohmann::json& document() const;
   /// Logical tensors by name (every root property).
   [[nodiscard]] const std::map<std::string, tensor_layout>& tensors() const noexcept { return tensors_; }
   /// The tensor called `name`, or nullptr.
@@ -175,14 +179,18 @@ class compiled_schema {
   /// share with the compiler (a library internal:
   /// src/metatensor/schema/schema_document.hpp). Null for a
   /// default-constructed schema.
-  [[nodiscard]] const std::shared_ptr<const detail::schema_document>& document_table() const noexcept {
-    return table_;
-  }
+  [[nodiscard]] const std::shared_ptr<const detail::schema_document>& document_table() const;
 
  private:
   friend compiled_schema compile_schema(nlohmann::json document, schema_source source);
+  friend struct detail::schema_fast_path;
+  [[nodiscard]] const std::vector<std::size_t>& ref_targets() const;
+
   std::shared_ptr<const detail::schema_document> table_;
   std::vector<std::size_t> ref_targets_;  // the compiler's `$ref` target per node of the table
+  // Set instead of the two above by the fast path (schema_fast_path.hpp),
+  // which builds them on first use.
+  std::shared_ptr<detail::deferred_document> deferred_;
   std::map<std::string, tensor_layout> tensors_;
   std::set<std::string> required_;
 };

@@ -5,6 +5,7 @@
 
 #include "metatensor/layout.hpp"
 #include "schema_document.hpp"
+#include "schema_fast_path.hpp"
 #include "src/metatensor/text.hpp"
 #include "tensogram/core/error.hpp"
 
@@ -122,10 +123,19 @@ const tensor_layout* compiled_schema::find(std::string_view name) const noexcept
   return it == tensors_.end() ? nullptr : &it->second;
 }
 
-const nlohmann::json& compiled_schema::document() const noexcept {
+const std::shared_ptr<const detail::schema_document>& compiled_schema::document_table() const {
+  return deferred_ ? deferred_->table() : table_;
+}
+
+const std::vector<std::size_t>& compiled_schema::ref_targets() const {
+  return deferred_ ? deferred_->ref_targets() : ref_targets_;
+}
+
+const nlohmann::json& compiled_schema::document() const {
   // A default-constructed schema has no document: it reads as JSON null.
   static const nlohmann::json no_document;
-  return table_ ? table_->root() : no_document;
+  const auto& table = document_table();
+  return table ? table->root() : no_document;
 }
 
 const nlohmann::json& compiled_schema::property_schema(std::string_view name) const {
@@ -134,9 +144,11 @@ const nlohmann::json& compiled_schema::property_schema(std::string_view name) co
   }
   // Follows the `$ref` chain of the root property (finite: the dialect check
   // rejected cycles).
-  std::size_t n = table_->find(&table_->root().at("properties").at(std::string(name)));
-  while (ref_targets_[n] != detail::schema_document::npos) n = ref_targets_[n];
-  return *table_->at(n).value;
+  const auto& table = *document_table();
+  const auto& targets = ref_targets();
+  std::size_t n = table.find(&table.root().at("properties").at(std::string(name)));
+  while (targets[n] != detail::schema_document::npos) n = targets[n];
+  return *table.at(n).value;
 }
 
 }  // namespace metatensor

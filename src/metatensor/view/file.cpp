@@ -29,6 +29,7 @@
 #include <utility>
 
 #include "src/metatensor/schema/layout_table.hpp"
+#include "src/metatensor/schema/schema_fast_path.hpp"
 #include "src/metatensor/strict_json.hpp"
 #include "src/metatensor/text.hpp"
 #include "src/metatensor/view/blob_slots.hpp"
@@ -147,6 +148,9 @@ nlohmann::json parse_layout_table(std::string_view text) {
 // the reference path's value.
 struct header_keys {
   std::uint64_t alignment = 0;
+  // Compiled by the fast path (it only accepts, so running it before the
+  // later step 2 checks changes no verdict); else parsed for step 3.
+  std::optional<compiled_schema> fast_schema;
   nlohmann::json schema;
   std::string_view layout_text;
   std::unique_ptr<detail::layout_table_dom> layout_dom;
@@ -183,9 +187,13 @@ header_keys check_keys(const safetensors::file& base) {
   out.alignment = *a;
   const auto* schema = get("metatensor.schema");
   if (schema == nullptr) fail(errc::mt_schema_json, "metatensor.schema is missing");
-  out.schema = parse_strict_json(*schema, json_errors{errc::mt_schema_json, errc::mt_schema_json, "schema"});
-  if (const auto big = first_oversized_integer(out.schema); !big.empty()) {
-    fail(errc::mt_schema_json, "schema: integer " + big + " exceeds 2^53-1");
+  out.fast_schema = detail::schema_fast_path::compile_embedded(*schema);
+  if (!out.fast_schema) {
+    out.schema =
+        parse_strict_json(*schema, json_errors{errc::mt_schema_json, errc::mt_schema_json, "schema"});
+    if (const auto big = first_oversized_integer(out.schema); !big.empty()) {
+      fail(errc::mt_schema_json, "schema: integer " + big + " exceeds 2^53-1");
+    }
   }
   const auto* layout = get("metatensor.layout");
   if (layout == nullptr) fail(errc::mt_layout_json, "metatensor.layout is missing");
@@ -475,7 +483,8 @@ std::shared_ptr<state> validate(tensogram::buffer image) {
   auto s = std::make_shared<state>(safetensors::file::from_buffer(std::move(image)));  // step 1
   auto keys = check_keys(s->base);                                                     // step 2
   s->alignment = keys.alignment;
-  s->schema = compile_schema(std::move(keys.schema), schema_source::embedded);  // step 3
+  s->schema = keys.fast_schema ? std::move(*keys.fast_schema)  // step 3
+                               : compile_schema(std::move(keys.schema), schema_source::embedded);
   // The logical tensors present: physical names that are root properties.
   for (const auto& t : s->base.tensors()) {
     if (const auto* l = s->schema.find(t.name())) {

@@ -1,0 +1,198 @@
+// The fast path of compiling a file's schema (schema_fast_path.hpp).
+#include "schema_fast_path.hpp"
+
+#include <utility>
+
+#include "dialect_check.hpp"
+#include "src/metatensor/json_dom.hpp"
+#include "src/metatensor/strict_json.hpp"
+#include "src/metatensor/text.hpp"
+#include "typedef_keywords.hpp"
+
+namespace metatensor::detail {
+
+// ---------------------------------------------------------------------------
+// The deferred document: what `compile_schema` builds, in its order.
+
+void deferred_document::build() {
+  auto doc = std::make_shared<const nlohmann::json>(
+      parse_strict_json(text_, json_errors{errc::mt_schema_json, errc::mt_schema_json, "schema"}));
+  auto table = std::make_shared<const schema_document>(std::move(doc));
+  ref_targets_ = check_dialect(*table);
+  table_ = std::move(table);
+  std::string().swap(text_);
+}
+
+const std::shared_ptr<const schema_document>& deferred_document::table() {
+  std::call_once(built_, [this] { build(); });
+  return table_;
+}
+
+const std::vector<std::size_t>& deferred_document::ref_targets() {
+  std::call_once(built_, [this] { build(); });
+  return ref_targets_;
+}
+
+// ---------------------------------------------------------------------------
+// The grammar of the fast path.
+
+namespace {
+
+namespace dom = simdjson::dom;
+
+// Ranks above this are left to the reference path (its limit is 32, §8.4).
+constexpr std::size_t max_fast_rank = 8;
+
+bool is_string(dom::element v) {
+  return v.type() == dom::element_type::STRING;
+}
+
+bool string_is(dom::element v, std::string_view want) {
+  std::string_view s;
+  return v.get_string().get(s) == simdjson::SUCCESS && s == want;
+}
+
+// An annotation whose value the compiler never reads.
+bool is_annotation(std::string_view key, dom::element v) {
+  return (key == "title" || key == "description") && is_string(v);
+}
+
+// A non-negative integer (parse_strict_dom bounded it by 2^53 - 1); a float
+// such as 3.0, which the reference also reads, is left to it.
+bool read_count(dom::element v, std::uint64_t& out) {
+  return v.is_uint64() && v.get_uint64().get(out) == simdjson::SUCCESS;
+}
+
+// The JSON `type` name's bit (typedef_keywords.hpp), or 0.
+unsigned type_bit(std::string_view s) {
+  if (s == "boolean") return t_boolean;
+  if (s == "integer") return t_integer;
+  if (s == "number") return t_number;
+  if (s == "array") return t_array;
+  if (s == "object") return t_object;
+  if (s == "string") return t_string;
+  return 0;
+}
+
+// §3.2 names, as `check_name` of the layout compiler.
+bool allowed_name(std::string_view name) {
+  return !name.empty() && !name.starts_with("__") && name.find('#') == std::string_view::npos;
+}
+
+// One root property: dimension nodes down to a scalar leaf. Fills `t` as
+// `compiler::compile_tensor` does for a flat tensor; false when anything is
+// outside the grammar.
+bool flat_tensor(dom::element node, std::string_view name, tensor_layout& t) {
+  t.name = std::string(name);
+  t.kind = tensor_kind::flat;
+  std::string ptr = "/properties";
+  append_pointer_token(ptr, name);
+  while (true) {
+    dom::object members;
+    if (node.get_object().get(members) != simdjson::SUCCESS) return false;
+    const scalar_keyword* scalar = nullptr;
+    std::optional<dom::element> items;
+    std::string_view type;
+    bool typed = false;
+    dimension_bounds b;
+    bool bounded = false;
+    for (const auto field : members) {
+      const std::string_view k = field.key;
+      if (k == "items") {
+        items = field.value;
+      } else if (k == "type") {
+        if (field.value.get_string().get(type) != simdjson::SUCCESS) return false;
+        typed = true;
+      } else if (k == "minItems") {
+        if (!read_count(field.value, b.min)) return false;
+        bounded = true;
+      } else if (k == "maxItems") {
+        std::uint64_t max = 0;
+        if (!read_count(field.value, max)) return false;
+        b.max = max;
+        bounded = true;
+      } else if (is_typedef(k)) {
+        const auto* s = find_scalar(k);
+        bool on = false;
+        if (s == nullptr || scalar != nullptr || field.value.get_bool().get(on) != simdjson::SUCCESS || !on) {
+          return false;
+        }
+        scalar = s;
+      } else if (!is_annotation(k, field.value)) {
+        return false;
+      }
+    }
+    if (scalar != nullptr) {  // the leaf
+      if (items || bounded || (typed && (type_bit(type) & scalar->types) == 0)) return false;
+      t.flat_dtype = scalar->type;
+      t.element_pointer = std::move(ptr);
+      return true;
+    }
+    if (!items || !items->is_object() || (typed && type != "array") || t.dims.size() == max_fast_rank) {
+      return false;
+    }
+    b.pointer = ptr;
+    t.dims.push_back(std::move(b));
+    append_pointer_token(ptr, "items");
+    node = *items;
+  }
+}
+
+}  // namespace
+
+std::optional<compiled_schema> schema_fast_path::compile_embedded(std::string_view text) {
+  dom::parser parser;
+  const auto root = parse_strict_dom(text, parser);
+  dom::object top;
+  if (!root || root->get_object().get(top) != simdjson::SUCCESS) return std::nullopt;
+  bool typed = false;
+  std::optional<dom::object> properties;
+  std::optional<dom::array> required;
+  for (const auto field : top) {
+    const std::string_view k = field.key;
+    if (k == "$schema") {
+      if (!string_is(field.value, schema_dialect_uri)) return std::nullopt;
+    } else if (k == "type") {
+      if (!string_is(field.value, "object")) return std::nullopt;
+      typed = true;
+    } else if (k == "properties") {
+      dom::object p;
+      if (field.value.get_object().get(p) != simdjson::SUCCESS) return std::nullopt;
+      properties = p;
+    } else if (k == "required") {
+      dom::array r;
+      if (field.value.get_array().get(r) != simdjson::SUCCESS) return std::nullopt;
+      required = r;
+    } else if (k == "additionalProperties") {
+      bool open = true;
+      if (field.value.get_bool().get(open) != simdjson::SUCCESS || open) return std::nullopt;
+    } else if (!is_annotation(k, field.value)) {
+      return std::nullopt;
+    }
+  }
+  // §8.4: the reference refuses more than 2^20 properties before anything
+  // else (simdjson's count saturates at 2^24 - 1, above that bound).
+  if (!typed || !properties || properties->size() > max_logical_tensors) return std::nullopt;
+
+  compiled_schema out;
+  for (const auto field : *properties) {
+    if (!allowed_name(field.key)) return std::nullopt;
+    tensor_layout t;
+    if (!flat_tensor(field.value, field.key, t)) return std::nullopt;
+    // Keys usually come sorted: the hint makes each insertion O(1).
+    out.tensors_.emplace_hint(out.tensors_.end(), t.name, std::move(t));
+  }
+  if (required) {
+    for (const auto r : *required) {
+      std::string_view name;
+      if (r.get_string().get(name) != simdjson::SUCCESS) return std::nullopt;
+      const std::string key(name);
+      if (out.tensors_.count(key) == 0) return std::nullopt;
+      out.required_.insert(key);
+    }
+  }
+  out.deferred_ = std::make_shared<deferred_document>(std::string(text));
+  return out;
+}
+
+}  // namespace metatensor::detail

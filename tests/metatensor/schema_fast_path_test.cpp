@@ -1,0 +1,174 @@
+// The fast path of compiling a file's schema (src/metatensor/schema/
+// schema_fast_path.hpp) against `compile_schema` (the reference): whenever
+// the fast path accepts a text, the reference accepts it too and compiles
+// the same layouts, required set, document and property schemas; and the
+// fast path does accept the flat schemas it is built for.
+#include <gtest/gtest.h>
+
+#include <metatensor.hpp>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "src/metatensor/schema/schema_fast_path.hpp"
+
+namespace mt = metatensor;
+using json = nlohmann::json;
+
+namespace {
+
+void expect_same_layout(const mt::tensor_layout& a, const mt::tensor_layout& b) {
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.kind, b.kind) << a.name;
+  EXPECT_EQ(a.flat_dtype, b.flat_dtype) << a.name;
+  EXPECT_EQ(a.has_heap, b.has_heap) << a.name;
+  EXPECT_EQ(a.root_align, b.root_align) << a.name;
+  EXPECT_EQ(a.element_pointer, b.element_pointer) << a.name;
+  EXPECT_EQ(a.record, nullptr) << a.name;
+  EXPECT_EQ(b.record, nullptr) << b.name;
+  ASSERT_EQ(a.rank(), b.rank()) << a.name;
+  for (std::size_t i = 0; i < a.rank(); ++i) {
+    EXPECT_EQ(a.dims[i].min, b.dims[i].min) << a.name << " dim " << i;
+    EXPECT_EQ(a.dims[i].max, b.dims[i].max) << a.name << " dim " << i;
+    EXPECT_EQ(a.dims[i].pointer, b.dims[i].pointer) << a.name << " dim " << i;
+  }
+}
+
+// True when the fast path accepted `text`; then the reference must agree.
+bool check(const std::string& text) {
+  const auto fast = mt::detail::schema_fast_path::compile_embedded(text);
+  if (!fast) return false;
+  std::optional<mt::compiled_schema> ref;
+  try {
+    ref = mt::compile_schema_text(text, mt::schema_source::embedded);
+  } catch (const mt::error& e) {
+    ADD_FAILURE() << "fast path accepted what the reference refuses (" << e.what() << "): " << text;
+    return true;
+  }
+  EXPECT_EQ(fast->required(), ref->required()) << text;
+  EXPECT_EQ(fast->tensors().size(), ref->tensors().size()) << text;
+  for (const auto& [name, layout] : ref->tensors()) {
+    const auto* mine = fast->find(name);
+    if (mine == nullptr) {
+      ADD_FAILURE() << "no tensor " << name << " in " << text;
+      continue;
+    }
+    expect_same_layout(*mine, layout);
+  }
+  // The deferred document is the reference's, and so is everything built on it.
+  EXPECT_EQ(fast->document(), ref->document()) << text;
+  for (const auto& [name, _] : ref->tensors()) {
+    EXPECT_EQ(fast->property_schema(name), ref->property_schema(name)) << text;
+  }
+  EXPECT_EQ(fast->document_table()->size(), ref->document_table()->size()) << text;
+  return true;
+}
+
+const std::string flat_schema = R"({"$schema":"https://json-schema.org/draft/2020-12/schema",)"
+                                R"("title":"weights","type":"object","additionalProperties":false,)"
+                                R"("required":["a/b","w"],"properties":{)"
+                                R"("a/b":{"type":"array","minItems":2,"maxItems":9,"items":)"
+                                R"({"items":{"type":"integer","TypeDef:Int16":true},"maxItems":4}},)"
+                                R"("flag":{"type":"boolean","TypeDef:Bool":true,"description":"rank 0"},)"
+                                R"("h~1":{"type":"array","items":{"TypeDef:Float8E4M3":true}},)"
+                                R"("q":{"type":"array","items":{"type":"number","TypeDef:Float4E2M1":true}},)"
+                                R"("w":{"type":"array","items":{"type":"number","TypeDef:Float32":true}},)"
+                                R"("z":{"type":"array","items":{"type":"array","TypeDef:Complex64":true}}}})";
+
+TEST(SchemaFastPath, CompilesFlatSchemasAsTheReference) {
+  std::vector<std::string> accepted = {
+      flat_schema,
+      R"({"type":"object","properties":{}})",
+      R"({"properties":{"x":{"TypeDef:Uint64":true}},"type":"object","required":[]})",
+      R"({"type":"object","properties":{"x":{"type":"array","items":{"type":"array","items":{"type":"array",)"
+      R"("items":{"type":"array","items":{"TypeDef:Float64":true}}}}}}})",
+  };
+  // A 200-tensor schema with names out of order.
+  std::string many = R"({"type":"object","properties":{)";
+  for (int i = 199; i >= 0; --i) {
+    many += "\"t" + std::to_string(i) + R"(":{"type":"array","items":{"TypeDef:BFloat16":true}})";
+    many += i == 0 ? "}}" : ",";
+  }
+  accepted.push_back(many);
+  for (const auto& text : accepted) EXPECT_TRUE(check(text)) << text;
+}
+
+TEST(SchemaFastPath, LeavesEverythingElseToTheReference) {
+  const char* declined[] = {
+      // refused by the reference
+      R"({"type":"object","properties":{"__x":{"TypeDef:Float32":true}}})",
+      R"({"type":"object","properties":{"a#b":{"TypeDef:Float32":true}}})",
+      R"({"type":"object","properties":{"":{"TypeDef:Float32":true}}})",
+      R"({"type":"object","properties":{"x":{"TypeDef:Float32":false}}})",
+      R"({"type":"object","properties":{"x":{"TypeDef:Float33":true}}})",
+      R"({"type":"object","properties":{"x":{"TypeDef:Float32":true,"TypeDef:Int8":true}}})",
+      R"({"type":"object","properties":{"x":{"type":"string","TypeDef:Float32":true}}})",
+      R"({"type":"object","properties":{"x":{"type":"array","items":[{"TypeDef:Float32":true}]}}})",
+      R"({"type":"object","properties":{"x":{"type":"object","items":{"TypeDef:Float32":true}}}})",
+      R"({"type":"object","properties":{"x":{"items":{"TypeDef:Float32":true},"TypeDef:Float32":true}}})",
+      R"({"type":"object","properties":{"x":{"type":"array","minItems":-1,"items":{"TypeDef:U8":true}}}})",
+      R"({"type":"object","properties":{"x":{"TypeDef:Float32":true}},"additionalProperties":true})",
+      R"({"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{}})",
+      R"({"type":"object","properties":{},"required":["x"]})",
+      R"({"type":"object","properties":{"x":{"TypeDef:Float32":true}},"required":[1]})",
+      R"({"type":"object","properties":{"x":{"TypeDef:Float32":true},"x":{"TypeDef:Float32":true}}})",
+      R"({"type":"object","properties":{"x":{"type":"array","maxItems":9007199254740992,"items":{}}}})",
+      R"({"type":"array","properties":{}})",
+      R"({"properties":{}})",
+      R"({"type":"object"})",
+      R"([])",
+      // accepted by the reference, outside the fast grammar
+      R"({"type":"object","properties":{"x":{"type":"array","minItems":1.0,"items":{"TypeDef:Int8":true}}}})",
+      R"({"type":"object","properties":{"x":{"TypeDef:Float32":true,"TypeDef:Align":64}}})",
+      R"({"type":"object","properties":{"x":{"$ref":"#/$defs/f"}},"$defs":{"f":{"TypeDef:Float32":true}}})",
+      R"({"type":"object","properties":{"x":{"type":"array","items":{"TypeDef:Float32":true,"minimum":0}}}})",
+      R"({"type":"object","properties":{"x":{"type":["array"],"items":{"TypeDef:Float32":true}}}})",
+      R"({"type":"object","properties":{"s":{"type":"string","TypeDef:String":true}}})",
+  };
+  for (const char* text : declined) EXPECT_FALSE(check(text)) << text;
+  // Rank 9 and above is the reference's to judge (its limit is 32, §8.4).
+  std::string deep = R"({"TypeDef:Float32":true})";
+  for (int i = 0; i < 9; ++i) deep = R"({"type":"array","items":)" + deep + "}";
+  EXPECT_FALSE(check(R"({"type":"object","properties":{"x":)" + deep + "}}"));
+}
+
+// Random edits of a valid schema: whatever the fast path accepts, the
+// reference accepts with the same layouts.
+TEST(SchemaFastPath, MutationsAgreeWithReference) {
+  std::mt19937 rng(27);
+  const std::string alphabet = "{}[],:\"\\-.0123456789e_#~/ aAtrufalsnbjcyiTFI";
+  const std::vector<std::string> tokens = {R"("TypeDef:Float32":true,)",
+                                           R"("type":"array",)",
+                                           R"("items":{},)",
+                                           R"("minItems":3,)",
+                                           R"("title":"t",)",
+                                           R"("$ref":"#",)",
+                                           R"("TypeDef:Struct":true,)",
+                                           R"("__pad__0":{},)",
+                                           R"("required":["w"],)",
+                                           R"("x":{"TypeDef:Bool":true},)"};
+  int accepted = 0;
+  for (int iter = 0; iter < 50000; ++iter) {
+    std::string t = flat_schema;
+    const int edits = 1 + static_cast<int>(rng() % 3);
+    for (int e = 0; e < edits && !t.empty(); ++e) {
+      const std::size_t pos = rng() % t.size();
+      switch (rng() % 4) {
+        case 0: t[pos] = alphabet[rng() % alphabet.size()]; break;
+        case 1: t.erase(pos, 1 + rng() % 8); break;
+        case 2: t.insert(pos, 1, alphabet[rng() % alphabet.size()]); break;
+        default: {
+          // After an opening brace, a whole member.
+          const std::size_t brace = t.find('{', pos);
+          if (brace != std::string::npos) t.insert(brace + 1, tokens[rng() % tokens.size()]);
+        }
+      }
+    }
+    accepted += check(t) ? 1 : 0;
+  }
+  // Many mutants stay in the grammar, so both sides are exercised.
+  EXPECT_GT(accepted, 100);
+}
+
+}  // namespace
