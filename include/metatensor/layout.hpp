@@ -165,7 +165,9 @@ class compiled_schema {
   /// into this value on the first call (of this or `document_table`).
   [[nodiscard]] const nlohmann::json& document() const;
   /// Logical tensors by name (every root property).
-  [[nodiscard]] const std::map<std::string, tensor_layout>& tensors() const noexcept { return tensors_; }
+  [[nodiscard]] const std::map<std::string, tensor_layout, std::less<>>& tensors() const noexcept {
+    return tensors_;
+  }
   /// The tensor called `name`, or nullptr.
   [[nodiscard]] const tensor_layout* find(std::string_view name) const noexcept;
   /// Root properties listed in the root `required`.
@@ -191,7 +193,7 @@ class compiled_schema {
   // Set instead of the two above by the fast path (schema_fast_path.hpp),
   // which builds them on first use.
   std::shared_ptr<detail::deferred_document> deferred_;
-  std::map<std::string, tensor_layout> tensors_;
+  std::map<std::string, tensor_layout, std::less<>> tensors_;
   std::set<std::string> required_;
 };
 

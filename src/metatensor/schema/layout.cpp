@@ -119,7 +119,7 @@ std::uint64_t tensor_layout::heap_placement(std::uint64_t file_alignment) const 
 }
 
 const tensor_layout* compiled_schema::find(std::string_view name) const noexcept {
-  const auto it = tensors_.find(std::string(name));
+  const auto it = tensors_.find(name);
   return it == tensors_.end() ? nullptr : &it->second;
 }
 
@@ -139,7 +139,7 @@ const nlohmann::json& compiled_schema::document() const {
 }
 
 const nlohmann::json& compiled_schema::property_schema(std::string_view name) const {
-  if (tensors_.count(std::string(name)) == 0) {
+  if (!tensors_.contains(name)) {
     throw tensogram::invalid_arg_error("schema has no root property " + detail::quoted(name));
   }
   // Follows the `$ref` chain of the root property (finite: the dialect check

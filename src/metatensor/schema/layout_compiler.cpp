@@ -488,10 +488,10 @@ void check_name(const std::string& name) {
 
 }  // namespace
 
-std::map<std::string, tensor_layout> compile_layouts(const schema_document& document,
-                                                     const std::vector<std::size_t>& ref_targets) {
+std::map<std::string, tensor_layout, std::less<>> compile_layouts(
+    const schema_document& document, const std::vector<std::size_t>& ref_targets) {
   compiler c(document, ref_targets);
-  std::map<std::string, tensor_layout> out;
+  std::map<std::string, tensor_layout, std::less<>> out;
   for (const auto& [name, schema] : document.root().at("properties").items()) {
     check_name(name);
     // `properties` iterates in key order: the hint makes each insertion O(1).

@@ -16,7 +16,7 @@ namespace metatensor::detail {
 /// The layout of every root property of `document`, whose `$ref`s lead to
 /// `ref_targets` (from check_dialect). Throws metatensor::error MT_SCHEMA_NAME,
 /// MT_SCHEMA_TYPE or MT_LIMIT naming the schema node.
-[[nodiscard]] std::map<std::string, tensor_layout> compile_layouts(
+[[nodiscard]] std::map<std::string, tensor_layout, std::less<>> compile_layouts(
     const schema_document& document, const std::vector<std::size_t>& ref_targets);
 
 }  // namespace metatensor::detail

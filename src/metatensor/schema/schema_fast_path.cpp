@@ -186,9 +186,8 @@ std::optional<compiled_schema> schema_fast_path::compile_embedded(std::string_vi
     for (const auto r : *required) {
       std::string_view name;
       if (r.get_string().get(name) != simdjson::SUCCESS) return std::nullopt;
-      const std::string key(name);
-      if (out.tensors_.count(key) == 0) return std::nullopt;
-      out.required_.insert(key);
+      if (!out.tensors_.contains(name)) return std::nullopt;
+      out.required_.emplace(name);
     }
   }
   out.deferred_ = std::make_shared<deferred_document>(std::string(text));

@@ -114,6 +114,9 @@ struct file::state {
   mutable std::once_flag layout_parsed;
   mutable nlohmann::json layout_table;
   std::map<std::string, logical, std::less<>> tensors;
+  // During validation: the logical tensor whose primary is physical tensor
+  // i of `base.tensors()`, or null (saves a search by name per tensor).
+  std::vector<const logical*> by_physical;
   // Run step 8 on first access (open / from_buffer). False for header
   // images, whose tensor bytes arrive later: a pass on not-yet-written
   // (zero) bytes must not be remembered.
@@ -261,9 +264,11 @@ void check_layout_table(const state& s, const nlohmann::json& table) {
 // Step 5: exactly primaries + heaps + __pad__<j> (§3.2), required present.
 void check_tensor_set(const state& s) {
   std::uint64_t next_pad = 0;
-  for (const auto& t : s.base.tensors()) {  // increasing begin order
+  const auto physical = s.base.tensors();
+  for (std::size_t i = 0; i < physical.size(); ++i) {  // increasing begin order
+    const auto& t = physical[i];
     const std::string_view name = t.name();
-    if (s.tensors.contains(name)) continue;
+    if (s.by_physical[i] != nullptr) continue;
     if (const auto hash = name.rfind("#heap"); hash != std::string_view::npos && hash + 5 == name.size()) {
       const auto owner = s.tensors.find(name.substr(0, hash));
       if (owner != s.tensors.end() && owner->second.layout->has_heap) continue;
@@ -341,9 +346,8 @@ void check_dtypes_and_shapes(state& s) {
 
 // R(t) of a non-padding physical tensor (§6.5).
 std::uint64_t placement(const state& s, const safetensors::tensor_view& t) {
-  if (const auto it = s.tensors.find(t.name()); it != s.tensors.end()) {
-    return it->second.layout->primary_placement(s.alignment);
-  }
+  const auto i = static_cast<std::size_t>(&t - s.base.tensors().data());
+  if (const auto* lt = s.by_physical[i]) return lt->layout->primary_placement(s.alignment);
   const auto owner = s.tensors.find(t.name().substr(0, t.name().size() - 5));
   return owner->second.layout->heap_placement(s.alignment);
 }
@@ -486,13 +490,17 @@ std::shared_ptr<state> validate(tensogram::buffer image) {
   s->schema = keys.fast_schema ? std::move(*keys.fast_schema)  // step 3
                                : compile_schema(std::move(keys.schema), schema_source::embedded);
   // The logical tensors present: physical names that are root properties.
-  for (const auto& t : s->base.tensors()) {
+  const auto physical = s->base.tensors();
+  s->by_physical.assign(physical.size(), nullptr);
+  for (std::size_t i = 0; i < physical.size(); ++i) {
+    const auto& t = physical[i];
     if (const auto* l = s->schema.find(t.name())) {
       // Usually in name order already (then the hint saves the search).
       auto& lt = s->tensors.try_emplace(s->tensors.end(), std::string(t.name()))->second;
       lt.layout = l;
       lt.primary = &t;
       if (l->has_heap) lt.heap = s->base.find(l->heap_name());
+      s->by_physical[i] = &lt;
     }
   }
   // Step 4: on simdjson's parse; the reference comparison decides (and
@@ -515,6 +523,7 @@ std::shared_ptr<state> validate(tensogram::buffer image) {
   check_tensor_set(*s);         // step 5
   check_dtypes_and_shapes(*s);  // step 6
   check_placement(*s);          // step 7
+  std::vector<const state::logical*>().swap(s->by_physical);
   return s;
 }
 
