@@ -254,8 +254,11 @@ fs::path write_big_header(const fs::path& dir, const header_spec& spec) {
 }
 
 // The peer: simdjson's DOM parse of the header text in the mapped file (a
-// fresh parser each time, as a one-shot open pays for one).
-void simdjson_parse_header(const fs::path& p) {
+// fresh parser each time, as a one-shot open pays for one). With
+// `embedded`, also of the two JSON documents a metatensor header carries as
+// strings (`metatensor.schema`, `metatensor.layout`), each by a fresh
+// parser: the least a reader built on a JSON parser does (issue 27).
+void simdjson_parse_header(const fs::path& p, bool embedded = false) {
   const auto image = tensogram::buffer::map_file(p);
   std::uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<std::uint64_t>(image.data()[i]);
@@ -266,6 +269,16 @@ void simdjson_parse_header(const fs::path& p) {
     throw std::runtime_error("simdjson rejects the generated header");
   }
   sink = sink + static_cast<double>(root.type() == simdjson::dom::element_type::OBJECT);
+  if (!embedded) return;
+  for (const char* key : {"metatensor.schema", "metatensor.layout"}) {
+    std::string_view doc;
+    if (root["__metadata__"][key].get(doc)) throw std::runtime_error("the header has no " + std::string(key));
+    simdjson::dom::parser inner;
+    simdjson::dom::element value;
+    if (inner.parse(simdjson::padded_string(doc)).get(value))
+      throw std::runtime_error("simdjson rejects " + std::string(key));
+    sink = sink + static_cast<double>(value.type() == simdjson::dom::element_type::OBJECT);
+  }
 }
 
 // Ours: open + structural validation.
@@ -318,6 +331,7 @@ struct header_row {
   std::string name;
   double header_mb = 0;
   double ours_s = 0, parse_s = 0;
+  double parse_all_s = 0;  // metatensor: header + embedded documents
   double ours_rss = 0, parse_rss = 0;
 };
 
@@ -342,6 +356,7 @@ std::vector<header_row> large_header_rows(const fs::path& dir) {
     r.ours_rss = peak_rss_mb(spec.metatensor ? "metatensor" : "safetensors", p);
     r.parse_s = best_cpu_seconds(parse_only, reps);
     r.ours_s = best_cpu_seconds(ours, reps);
+    if (spec.metatensor) r.parse_all_s = best_cpu_seconds([&] { simdjson_parse_header(p, true); }, reps);
     rows.push_back(r);
     fs::remove(p);
   }
@@ -354,6 +369,13 @@ void print_header_rows(const std::vector<header_row>& rows) {
   for (const auto& r : rows) {
     std::printf("%-42s %6.1fMB %12.1f %12.1f %6.2fx %12.1f %12.1f\n", r.name.c_str(), r.header_mb,
                 r.ours_s * 1e3, r.parse_s * 1e3, r.ours_s / r.parse_s, r.ours_rss, r.parse_rss);
+  }
+  // A metatensor header holds two more JSON documents as strings: a reader
+  // parses them too, so this peer is the least such a reader does.
+  for (const auto& r : rows) {
+    if (r.parse_all_s == 0) continue;
+    std::printf("%-42s %8s %12.1f %12.1f %6.2fx   (peer: simdjson, header + schema + layout documents)\n",
+                r.name.c_str(), "", r.ours_s * 1e3, r.parse_all_s * 1e3, r.ours_s / r.parse_all_s);
   }
 }
 
@@ -373,6 +395,16 @@ void write_header_json(const fs::path& path, const std::vector<header_row>& rows
                             {"target", 1.3},
                             {"higher_is_better", false},
                             {"met", ratio <= 1.3}});
+    if (r.parse_all_s != 0) {
+      out["rows"].back()["simdjson_parse_with_documents_cpu_ms"] = r.parse_all_s * 1e3;
+      const double all = r.ours_s / r.parse_all_s;
+      out["goals"].push_back(
+          {{"goal", "metatensor header " + r.name + " vs simdjson parse of header + documents"},
+           {"value", all},
+           {"target", 1.3},
+           {"higher_is_better", false},
+           {"met", all <= 1.3}});
+    }
   }
   std::ofstream(path) << out.dump(2) << "\n";
 }
