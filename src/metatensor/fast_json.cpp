@@ -87,8 +87,15 @@ bool header_uint(dom::element v, std::uint64_t& out) noexcept {
   return out <= safetensors::max_json_integer;
 }
 
+// The dtype name of the previous entry: files hold a few dtypes, usually in
+// runs, so one comparison mostly replaces the search of the 22 names.
+struct last_dtype {
+  std::string_view name;
+  safetensors::dtype type = safetensors::dtype::u8;
+};
+
 // Rules 5–7 for one tensor entry (exactly dtype, shape, data_offsets).
-bool read_entry(dom::element value, header_entry& e, std::vector<std::uint64_t>& dims) {
+bool read_entry(dom::element value, header_entry& e, std::vector<std::uint64_t>& dims, last_dtype& last) {
   dom::object fields;
   if (value.get_object().get(fields) != simdjson::SUCCESS) return false;
   unsigned seen = 0;
@@ -96,9 +103,12 @@ bool read_entry(dom::element value, header_entry& e, std::vector<std::uint64_t>&
     if (field.key == "dtype") {
       std::string_view s;
       if ((seen & 1U) != 0 || field.value.get_string().get(s) != simdjson::SUCCESS) return false;
-      const auto t = safetensors::parse_dtype(s);
-      if (!t) return false;
-      e.type = *t;
+      if (s.empty() || s != last.name) {
+        const auto t = safetensors::parse_dtype(s);
+        if (!t) return false;
+        last = {s, *t};
+      }
+      e.type = last.type;
       seen |= 1U;
     } else if (field.key == "shape") {
       dom::array shape;
@@ -292,6 +302,7 @@ std::optional<fast_header> read_header_fast(std::span<const std::byte> image, st
   bool first = true;
   bool seen_metadata = false;
   bool names_ascending = true;  // strictly, so far
+  last_dtype dtype_seen;
   std::vector<std::pair<std::string_view, std::string_view>> metadata;
   for (const auto field : top) {
     if (!first && !walk.expect(',')) return std::nullopt;
@@ -323,7 +334,7 @@ std::optional<fast_header> read_header_fast(std::span<const std::byte> image, st
     } else {
       e.name = storage.names.emplace_back(field.key);
     }
-    if (!read_entry(field.value, e, storage.dims) || !walk.skip_entry()) return std::nullopt;
+    if (!read_entry(field.value, e, storage.dims, dtype_seen) || !walk.skip_entry()) return std::nullopt;
     const std::size_t count = out.entries.size();
     names_ascending = names_ascending && (count == 1 || out.entries[count - 2].name < e.name);
   }
