@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <tensogram/core/error.hpp>
+#include <thread>
 #include <vector>
 
 #include "spec_files.hpp"
@@ -246,6 +247,32 @@ TEST(MetatensorFileAppendixA, MinimalHeader) {
   EXPECT_TRUE(f.user_metadata().empty());
   f.validate_deep();
   EXPECT_EQ(f.logical_value(), json::parse(R"({"w":[1,2]})"));
+}
+
+// The appendix schema is all flat tensors: opening compiles it on the fast
+// path and builds its document, schema table and the layout table's value
+// on first use. Threads that all ask at once get the same values.
+TEST(MetatensorFileAppendixA, DocumentsBuiltOnFirstUseByManyThreads) {
+  const auto bytes = appendix_file({1.f, 2.f, 3.f});
+  const auto f = open_bytes(bytes);
+  std::vector<const json*> documents(8, nullptr);
+  std::vector<const json*> tables(8, nullptr);
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < documents.size(); ++i) {
+    threads.emplace_back([&, i, copy = f] {
+      documents[i] = &copy.schema().document();
+      tables[i] = &copy.layout_table();
+      copy.validate_deep();  // the evaluator reads the table
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (std::size_t i = 0; i < documents.size(); ++i) {
+    EXPECT_EQ(documents[i], documents[0]);  // one value, shared by the copies
+    EXPECT_EQ(tables[i], tables[0]);
+  }
+  EXPECT_EQ(*documents[0], json::parse(appendix_schema));
+  EXPECT_EQ(*tables[0], json::parse(appendix_layout));
+  EXPECT_EQ(f.schema().property_schema("w"), json::parse(appendix_schema)["properties"]["w"]);
 }
 
 // --- Other kinds ------------------------------------------------------------
