@@ -93,8 +93,8 @@ struct file::state {
     const tensor_layout* layout = nullptr;
     const safetensors::tensor_view* primary = nullptr;
     const safetensors::tensor_view* heap = nullptr;
-    std::vector<std::uint64_t> dims;
-    std::uint64_t count = 0;  // product(dims)
+    std::span<const std::uint64_t> dims;  // the primary's shape without its trailing dimension
+    std::uint64_t count = 0;              // product(dims)
     // Step 8 passed for this tensor (files that check on first access).
     // Threads racing on a first access may each run the (read-only) check;
     // a failure leaves it false, so every access reports the error again.
@@ -113,7 +113,8 @@ struct file::state {
   std::string_view layout_text;
   mutable std::once_flag layout_parsed;
   mutable nlohmann::json layout_table;
-  std::map<std::string, logical, std::less<>> tensors;
+  // Keys view the names of the compiled schema's layouts (`schema`).
+  std::map<std::string_view, logical, std::less<>> tensors;
   // During validation: the logical tensor whose primary is physical tensor
   // i of `base.tensors()`, or null (saves a search by name per tensor).
   std::vector<const logical*> by_physical;
@@ -236,7 +237,7 @@ void check_layout_table(const state& s, const nlohmann::json& table) {
   // The reference comparison decides and names the first difference.
   std::vector<std::string> present;
   present.reserve(s.tensors.size());
-  for (const auto& [name, _] : s.tensors) present.push_back(name);
+  for (const auto& [name, _] : s.tensors) present.emplace_back(name);
   const nlohmann::json expected = layout_table_json(s.schema, present, s.alignment);
   if (expected == table) return;
   // Name the first difference: its JSON Pointer and both values.
@@ -289,7 +290,7 @@ void check_tensor_set(const state& s) {
   for (const auto& [name, lt] : s.tensors) {
     if (lt.layout->has_heap && lt.heap == nullptr) {
       fail(errc::mt_tensor_set, "logical tensor " + detail::quoted(name) + " has no heap tensor " +
-                                    detail::quoted(name + "#heap"));
+                                    detail::quoted(lt.layout->heap_name()));
     }
   }
   for (const auto& name : s.schema.required()) {
@@ -328,7 +329,7 @@ void check_dtypes_and_shapes(state& s) {
                                  (b.max ? num(*b.max) : std::string("unbounded")));
       }
     }
-    lt.dims.assign(shape.begin(), shape.begin() + static_cast<std::ptrdiff_t>(l.rank()));
+    lt.dims = shape.first(l.rank());
     // The primary's byte size bounds every partial product (§2 rule 8).
     lt.count = product(lt.dims).value_or(0);
     if (lt.heap != nullptr) {
@@ -443,7 +444,8 @@ bool blob_ok(blob_ref ref, const type_layout& type, std::uint64_t heap_size) noe
 // against its heap. Shared by `validate` (every tensor, at open) and
 // `file::check_blob_refs` (one tensor, once its bytes arrived: §8.1 lets a
 // reader defer these checks, §10.7 runs them per tensor).
-void check_tensor_blob_refs(const std::string& name, const state::logical& lt) {
+void check_tensor_blob_refs(const state::logical& lt) {
+  const std::string& name = lt.layout->name;
   const auto& l = *lt.layout;
   if (lt.heap == nullptr) return;
   const std::uint64_t heap_size = lt.heap->bytes().size();
@@ -471,14 +473,14 @@ void check_tensor_blob_refs(const std::string& name, const state::logical& lt) {
 }
 
 // Step 8 for one tensor, remembered when the file checks on access.
-void require_blob_refs(const state& s, const std::string& name, const state::logical& lt) {
+void require_blob_refs(const state& s, const state::logical& lt) {
   if (lt.heap == nullptr) return;
   if (!s.checks_on_access) {
-    check_tensor_blob_refs(name, lt);
+    check_tensor_blob_refs(lt);
     return;
   }
   if (lt.blob_refs_ok.load(std::memory_order_acquire)) return;
-  check_tensor_blob_refs(name, lt);
+  check_tensor_blob_refs(lt);
   lt.blob_refs_ok.store(true, std::memory_order_release);
 }
 
@@ -496,7 +498,7 @@ std::shared_ptr<state> validate(tensogram::buffer image) {
     const auto& t = physical[i];
     if (const auto* l = s->schema.find(t.name())) {
       // Usually in name order already (then the hint saves the search).
-      auto& lt = s->tensors.try_emplace(s->tensors.end(), std::string(t.name()))->second;
+      auto& lt = s->tensors.try_emplace(s->tensors.end(), std::string_view(l->name))->second;
       lt.layout = l;
       lt.primary = &t;
       if (l->has_heap) lt.heap = s->base.find(l->heap_name());
@@ -578,11 +580,11 @@ void file::check_blob_refs(std::string_view logical_name) const {
   if (it == state_->tensors.end()) {
     throw tensogram::invalid_arg_error("no logical tensor named " + detail::quoted(logical_name));
   }
-  require_blob_refs(*state_, it->first, it->second);
+  require_blob_refs(*state_, it->second);
 }
 
 void file::check_all_blob_refs() const {
-  for (const auto& [name, lt] : state_->tensors) require_blob_refs(*state_, name, lt);
+  for (const auto& [_, lt] : state_->tensors) require_blob_refs(*state_, lt);
 }
 
 file file::open(const std::filesystem::path& path) {
@@ -622,7 +624,7 @@ std::map<std::string, std::string> file::user_metadata() const {
 std::vector<std::string> file::tensor_names() const {
   std::vector<std::string> out;
   out.reserve(state_->tensors.size());
-  for (const auto& [name, _] : state_->tensors) out.push_back(name);
+  for (const auto& [name, _] : state_->tensors) out.emplace_back(name);
   return out;
 }
 
@@ -667,7 +669,7 @@ record_view file::records(std::string_view name) const {
     throw tensogram::invalid_arg_error("tensor " + detail::quoted(name) + " is a " +
                                        std::string(kind_name(lt.layout->kind)) + " tensor, not struct");
   }
-  if (state_->checks_on_access) require_blob_refs(*state_, lt.layout->name, lt);
+  if (state_->checks_on_access) require_blob_refs(*state_, lt);
   record_view v;
   v.name_ = &lt.layout->name;
   v.record_ = lt.layout->record.get();
@@ -684,7 +686,7 @@ blob_view file::blobs(std::string_view name) const {
     throw tensogram::invalid_arg_error("tensor " + detail::quoted(name) + " is a " +
                                        std::string(kind_name(lt.layout->kind)) + " tensor, not blob");
   }
-  if (state_->checks_on_access) require_blob_refs(*state_, lt.layout->name, lt);
+  if (state_->checks_on_access) require_blob_refs(*state_, lt);
   blob_view v;
   v.name_ = &lt.layout->name;
   v.item_ = &lt.layout->item;
