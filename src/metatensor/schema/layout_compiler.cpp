@@ -71,16 +71,7 @@ void check_type(const json& node, const std::string& ptr, unsigned allowed) {
   auto it = node.find("type");
   if (it == node.end()) return;
   auto ok = [allowed](const json& t) {
-    if (!t.is_string()) return false;
-    const auto& s = t.get_ref<const std::string&>();
-    unsigned bit = 0;
-    if (s == "boolean") bit = t_boolean;
-    if (s == "integer") bit = t_integer;
-    if (s == "number") bit = t_number;
-    if (s == "array") bit = t_array;
-    if (s == "object") bit = t_object;
-    if (s == "string") bit = t_string;
-    return (bit & allowed) != 0;
+    return t.is_string() && (type_bit(t.get_ref<const std::string&>()) & allowed) != 0;
   };
   bool good = ok(*it);
   if (it->is_array()) {

@@ -63,17 +63,6 @@ bool read_count(dom::element v, std::uint64_t& out) {
   return v.is_uint64() && v.get_uint64().get(out) == simdjson::SUCCESS;
 }
 
-// The JSON `type` name's bit (typedef_keywords.hpp), or 0.
-unsigned type_bit(std::string_view s) {
-  if (s == "boolean") return t_boolean;
-  if (s == "integer") return t_integer;
-  if (s == "number") return t_number;
-  if (s == "array") return t_array;
-  if (s == "object") return t_object;
-  if (s == "string") return t_string;
-  return 0;
-}
-
 // §3.2 names, as `check_name` of the layout compiler.
 bool allowed_name(std::string_view name) {
   return !name.empty() && !name.starts_with("__") && name.find('#') == std::string_view::npos;

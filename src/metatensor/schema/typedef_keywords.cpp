@@ -13,6 +13,16 @@ const scalar_keyword* find_scalar(std::string_view k) noexcept {
   return nullptr;
 }
 
+unsigned type_bit(std::string_view name) noexcept {
+  if (name == "boolean") return t_boolean;
+  if (name == "integer") return t_integer;
+  if (name == "number") return t_number;
+  if (name == "array") return t_array;
+  if (name == "object") return t_object;
+  if (name == "string") return t_string;
+  return 0;
+}
+
 bool known_typedef(std::string_view k) noexcept {
   return find_scalar(k) != nullptr || k == kw_struct || k == kw_string || k == kw_list || k == kw_align;
 }

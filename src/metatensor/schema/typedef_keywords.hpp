@@ -63,6 +63,8 @@ inline constexpr std::array<scalar_keyword, 22> scalar_keywords = {{
     {"TypeDef:Float6E3M2", dtype::f6_e3m2, t_number},
 }};
 
+/// The bit of a JSON `type` name ("number" -> t_number), 0 for another name.
+[[nodiscard]] unsigned type_bit(std::string_view name) noexcept;
 /// The scalar keyword called `k`, or nullptr.
 [[nodiscard]] const scalar_keyword* find_scalar(std::string_view k) noexcept;
 /// True for the keywords of §4.4 (an unknown `TypeDef:` keyword fails closed, §4.3).
