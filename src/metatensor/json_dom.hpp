@@ -23,6 +23,12 @@ namespace metatensor::detail {
 /// (§2 rule 4). Recursion is bounded by the parser's depth limit (§8.4).
 [[nodiscard]] bool to_nlohmann(simdjson::dom::element e, nlohmann::json& out);
 
+/// True when `v` is a string equal to `want`.
+[[nodiscard]] inline bool string_is(simdjson::dom::element v, std::string_view want) noexcept {
+  std::string_view s;
+  return v.get_string().get(s) == simdjson::SUCCESS && s == want;
+}
+
 /// `text` parsed into `parser` when `parse_strict_json` would accept it and
 /// read the same value, and no integer in it exceeds 2^53 - 1 in magnitude
 /// (§3.1); nothing otherwise. The element lives in `parser`, which keeps a

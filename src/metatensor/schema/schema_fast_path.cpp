@@ -47,11 +47,6 @@ bool is_string(dom::element v) {
   return v.type() == dom::element_type::STRING;
 }
 
-bool string_is(dom::element v, std::string_view want) {
-  std::string_view s;
-  return v.get_string().get(s) == simdjson::SUCCESS && s == want;
-}
-
 // An annotation whose value the compiler never reads.
 bool is_annotation(std::string_view key, dom::element v) {
   return (key == "title" || key == "description") && is_string(v);

@@ -28,11 +28,6 @@ std::unique_ptr<layout_table_dom> layout_table_dom::read(std::string_view text) 
 
 namespace {
 
-bool string_is(dom::element v, std::string_view want) {
-  std::string_view s;
-  return v.get_string().get(s) == simdjson::SUCCESS && s == want;
-}
-
 // An integer equal to `want`; a float of that value (equal under nlohmann's
 // comparison) is left to `layout_entry_equals`.
 bool integer_is(dom::element v, std::uint64_t want) {
