@@ -245,3 +245,41 @@ TEST(SzipFallback, RangeInAnRsiStartingAtTheStreamsEnd) {
 }
 
 }  // namespace
+
+namespace {
+
+// Why blocks longer than the block uncompressed are refused for parity:
+// with room in its buffers (here 32 input bytes past the block's start)
+// libaec reads fundamental sequences 7 bytes at a time and, within 7 bytes of
+// its input's end, gives up on one (then checks the split option's low bits
+// against a 9-byte margin). A 16-bit split block (id 0001, k = 0) of seven
+// FS(0) and one FS(369) in a 48-byte stream (381 bits, against 4 + 8 * 16
+// uncompressed): the grammar says 369 for the last sample, libaec fails.
+TEST(SzipFallback, LongBlocksDecodeOtherwiseInLibaec) {
+  const codecs::szip_params p{16, 8, 1, 0};
+  std::vector<bool> bits{false, false, false, true};
+  for (int v = 0; v < 7; ++v) bits.push_back(true);
+  for (int z = 0; z < 369; ++z) bits.push_back(false);
+  bits.push_back(true);
+  bytes stream(48);
+  for (std::size_t i = 0; i < bits.size(); ++i)
+    if (bits[i]) stream[i / 8] |= static_cast<std::byte>(0x80U >> (i % 8));
+  bytes grammar(16);
+  codecs::szip_decode_into(stream, p, grammar, false);  // the lenient decoder
+  bytes expected(16, std::byte{0});
+  expected[14] = std::byte{0x71};  // 369, little-endian
+  expected[15] = std::byte{0x01};
+  EXPECT_EQ(grammar, expected);
+  // libaec does not decode this block as the grammar does: it fails.
+  bytes libaec(16);
+  EXPECT_THROW(codecs::szip_libaec::decompress_into(stream, p, libaec), tensogram::encoding_error);
+  // So our decoder must refuse it for parity, and the native call fail as
+  // libaec does (same_as_libaec compares every entry point).
+  bytes parity(16);
+  EXPECT_THROW(codecs::szip_decode_into(stream, p, parity, true), tensogram::encoding_error);
+  const outcome native = same_as_libaec(stream, p, 16, "long split block near the end");
+  EXPECT_FALSE(native.ok);
+  EXPECT_NE(native.what.find("aec_decode failed"), std::string::npos) << native.what;
+}
+
+}  // namespace
