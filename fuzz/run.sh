@@ -46,7 +46,7 @@ fixtures=$(cd "$fixtures" && pwd)
 
 all_targets=(fuzz_decode_message fuzz_decode_metadata fuzz_scan fuzz_file_source fuzz_blosc2 fuzz_sz3
              fuzz_metatensor_file fuzz_metatensor_schema fuzz_metatensor_stream fuzz_capi fuzz_npy
-             fuzz_cli_pipeline)
+             fuzz_cli_pipeline fuzz_szip_differential)
 # FUZZ_TARGETS (space-separated) runs a subset.
 read -r -a targets <<<"${FUZZ_TARGETS:-${all_targets[*]}}"
 cmake --build "$build_dir" --target "${targets[@]}" -j "$(nproc)"
@@ -94,6 +94,28 @@ npy_seeds="$work/seeds-npy"
 cli_seeds="$work/seeds-cli"
 python3 "$here/tool_seeds.py" "$npy_seeds" "$cli_seeds"
 
+# fuzz_szip_differential reads szip parameters, then sample data to code
+# (mode byte odd) or a coded stream: its seeds are smooth and noisy samples
+# under a few common parameter sets (the header is described in the target).
+szip_seeds="$work/seeds-szip"
+mkdir -p "$szip_seeds"
+python3 - "$szip_seeds" <<'PY'
+import os, random, struct, sys
+out = sys.argv[1]
+rng = random.Random(1)
+# (bits - 1, block-size byte, flags, rsi - 1): sp24 (3BYTE|MSB|preprocess),
+# 16-bit preprocess, 8-bit plain, 32-bit signed preprocess.
+for i, (a, b, c, rsi) in enumerate([(23, 1, 14, 31), (15, 1, 8, 127), (7, 0, 0, 3), (31, 2, 9, 63)]):
+    width = 1 if a < 8 else 2 if a < 16 else (3 if c & 2 else 4) if a < 24 else 4
+    for kind in ("smooth", "noisy"):
+        x, data = 1 << a >> 1, bytearray()
+        for _ in range(600):
+            x = (x + rng.randint(-3, 3)) % (1 << (a + 1)) if kind == "smooth" else rng.getrandbits(a + 1)
+            data += x.to_bytes(width, "big" if c & 4 else "little")
+        with open(os.path.join(out, f"szip{i}-{kind}"), "wb") as f:
+            f.write(bytes([a, b, c]) + struct.pack("<H", rsi) + bytes([1]) + bytes(data))
+PY
+
 artifacts="$build_dir/fuzz/artifacts"
 mkdir -p "$artifacts"
 
@@ -111,6 +133,7 @@ for t in "${targets[@]}"; do
   if [[ $t == fuzz_metatensor_schema ]]; then target_seeds=$schema_seeds; fi
   if [[ $t == fuzz_npy ]]; then target_seeds=$npy_seeds; fi
   if [[ $t == fuzz_cli_pipeline ]]; then target_seeds=$cli_seeds; fi
+  if [[ $t == fuzz_szip_differential ]]; then target_seeds=$szip_seeds; fi
   set +e
   # -timeout: a parser that spends this long on 64 KiB is hung (libFuzzer's
   # default of 20 minutes would stall the run). -rss_limit_mb bounds

@@ -1,7 +1,8 @@
 // The parts of the szip codec (spec 03 §7) that do not depend on libaec:
 // parameter checks, sample widths, the RSI offsets of the CDS walk and the
-// checks in front of decodes. Built with src/codecs/szip.cpp (libaec) and
-// with src/codecs/szip_builtin.cpp (our own encoder and decoder).
+// checks in front of decodes. Built with src/codecs/szip.cpp and
+// szip_libaec.cpp (native) and with src/codecs/szip_builtin.cpp (our own
+// encoder and decoder only).
 #include "szip_common.hpp"
 
 #include <string>
@@ -84,6 +85,15 @@ range_start locate_range(std::span<const std::byte> payload, const szip_params& 
   const std::uint64_t samples = total_bytes / s;
   return {szip_rsi_offsets(payload, p, samples, static_cast<std::size_t>(j) + 1).back(),
           byte_pos - j * rsi_bytes};
+}
+
+std::optional<range_start> start_range(std::span<const std::byte> payload, const szip_params& p,
+                                       std::span<const std::uint64_t> stored_offsets,
+                                       std::uint64_t total_bytes, std::uint64_t byte_pos,
+                                       std::uint64_t byte_size) {
+  szip_validate(p);
+  if (byte_size == 0) return std::nullopt;
+  return locate_range(payload, p, stored_offsets, total_bytes, byte_pos, byte_size);
 }
 
 }  // namespace szip_common

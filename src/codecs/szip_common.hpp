@@ -1,11 +1,14 @@
-// What src/codecs/szip.cpp (libaec) and src/codecs/szip_builtin.cpp (our
-// own encoder and decoder, builds without libaec) share beyond szip.hpp: the checks in
+// What src/codecs/szip.cpp (native: our own coder, libaec where ours cannot
+// promise libaec's answer), src/codecs/szip_libaec.cpp and
+// src/codecs/szip_builtin.cpp (our own coder only, builds without libaec)
+// share beyond szip.hpp: the checks in
 // front of a decode and of a range decode (spec 03 §7.5). Private to
 // src/codecs/szip*.cpp.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 
 #include "tensogram/codecs/szip.hpp"
@@ -27,5 +30,12 @@ struct range_start {
 range_start locate_range(std::span<const std::byte> payload, const szip_params& p,
                          std::span<const std::uint64_t> stored_offsets, std::uint64_t total_bytes,
                          std::uint64_t byte_pos, std::uint64_t byte_size);
+
+/// What every szip_decompress_range does first: szip_validate, then
+/// locate_range; std::nullopt for an empty range (nothing to decode).
+std::optional<range_start> start_range(std::span<const std::byte> payload, const szip_params& p,
+                                       std::span<const std::uint64_t> stored_offsets,
+                                       std::uint64_t total_bytes, std::uint64_t byte_pos,
+                                       std::uint64_t byte_size);
 
 }  // namespace tensogram::codecs::szip_common

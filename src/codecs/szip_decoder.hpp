@@ -1,6 +1,8 @@
 // Our own decoder of CCSDS 121.0-B-3 adaptive entropy coded streams ("szip"
-// as libaec writes them, spec 03 §7 and Appendix C), for builds without
-// libaec (the WebAssembly module, docs/wasm.md). Private to src/codecs/szip*.
+// as libaec writes them, spec 03 §7 and Appendix C): the szip decoder of
+// every build (the native one with libaec parity and libaec behind it,
+// src/codecs/szip.cpp; alone without libaec, docs/wasm.md). Private to
+// src/codecs/szip*.
 //
 // Format (CCSDS 121.0-B-3): a stream is a sequence of reference sample
 // intervals (RSIs) of `rsi` blocks of `block_size` samples of
@@ -54,7 +56,7 @@ class szip_stream_decoder {
   /// Decodes `total` bytes (a multiple of the sample width) of the stream in
   /// `payload` from bit `start_bit` (the start of an RSI), piece by piece.
   szip_stream_decoder(std::span<const std::byte> payload, const szip_params& p, std::uint64_t total,
-                      std::uint64_t start_bit = 0);
+                      std::uint64_t start_bit = 0, bool libaec_parity = false);
   ~szip_stream_decoder();
   szip_stream_decoder(const szip_stream_decoder&) = delete;
   szip_stream_decoder& operator=(const szip_stream_decoder&) = delete;
@@ -63,13 +65,34 @@ class szip_stream_decoder {
   void next(std::span<std::byte> out);
   /// The bit after the last CDS decoded so far.
   [[nodiscard]] std::uint64_t position() const noexcept;
+  /// With `libaec_parity`, after the last next(): fails where libaec would
+  /// fail reading on after the requested output (see above).
+  void finish() const;
 
  private:
   struct state;
   std::unique_ptr<state> s_;
 };
 
-/// Decodes exactly out.size() bytes of the stream from its first bit.
-void szip_decode_into(std::span<const std::byte> payload, const szip_params& p, std::span<std::byte> out);
+/// Decodes stage bytes [begin, end) from bit `start_bit` (the start of an
+/// RSI), handing them to `sink` in pieces of at most `chunk` bytes; the
+/// stream's last bytes (`last`) are checked with finish(). Returns the bit
+/// after the last CDS decoded.
+std::uint64_t szip_decode_pieces(std::span<const std::byte> payload, const szip_params& p,
+                                 std::uint64_t start_bit, std::size_t begin, std::size_t end,
+                                 std::size_t chunk, const szip_chunk_sink& sink, bool last,
+                                 bool libaec_parity);
+
+/// Range decode (§7.5): `size` bytes from decoded byte `skip` of the RSI that
+/// starts at bit `start_bit` (and with `libaec_parity` checks their end).
+[[nodiscard]] std::vector<std::byte> szip_decode_range(std::span<const std::byte> payload,
+                                                       const szip_params& p, std::uint64_t start_bit,
+                                                       std::uint64_t skip, std::uint64_t size,
+                                                       bool libaec_parity);
+
+/// Decodes exactly out.size() bytes of the stream from its first bit (and,
+/// with `libaec_parity`, checks its end with finish()).
+void szip_decode_into(std::span<const std::byte> payload, const szip_params& p, std::span<std::byte> out,
+                      bool libaec_parity = false);
 
 }  // namespace tensogram::codecs

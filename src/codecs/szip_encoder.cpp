@@ -74,8 +74,10 @@ class bit_writer {
 };
 
 // Reads `count` W-byte sample containers into x, masked to `mask`.
+// Returns the OR of the bits masked off.
 template <std::size_t W, bool Msb>
-void read_as(const std::byte* in, std::size_t count, std::uint32_t mask, std::uint32_t* x) noexcept {
+std::uint32_t read_as(const std::byte* in, std::size_t count, std::uint32_t mask, std::uint32_t* x) noexcept {
+  std::uint32_t wide = 0;
   for (std::size_t i = 0; i < count; ++i, in += W) {
     std::uint32_t v = 0;
     for (std::size_t b = 0; b < W; ++b) {
@@ -83,16 +85,18 @@ void read_as(const std::byte* in, std::size_t count, std::uint32_t mask, std::ui
       v |= static_cast<std::uint32_t>(in[b]) << shift;
     }
     x[i] = v & mask;
+    wide |= v & ~mask;
   }
+  return wide;
 }
 
-void read_samples(const std::byte* in, std::size_t count, std::size_t w, bool msb, std::uint32_t mask,
-                  std::uint32_t* x) noexcept {
+std::uint32_t read_samples(const std::byte* in, std::size_t count, std::size_t w, bool msb,
+                           std::uint32_t mask, std::uint32_t* x) noexcept {
   switch (w) {
-    case 1: read_as<1, false>(in, count, mask, x); break;
-    case 2: msb ? read_as<2, true>(in, count, mask, x) : read_as<2, false>(in, count, mask, x); break;
-    case 3: msb ? read_as<3, true>(in, count, mask, x) : read_as<3, false>(in, count, mask, x); break;
-    default: msb ? read_as<4, true>(in, count, mask, x) : read_as<4, false>(in, count, mask, x); break;
+    case 1: return read_as<1, false>(in, count, mask, x);
+    case 2: return msb ? read_as<2, true>(in, count, mask, x) : read_as<2, false>(in, count, mask, x);
+    case 3: return msb ? read_as<3, true>(in, count, mask, x) : read_as<3, false>(in, count, mask, x);
+    default: return msb ? read_as<4, true>(in, count, mask, x) : read_as<4, false>(in, count, mask, x);
   }
 }
 
@@ -152,6 +156,8 @@ struct szip_stream_encoder::state {
   std::uint32_t mask = 0;
   std::uint32_t ref_sample = 0;
   std::uint64_t block_bound = 0;
+  std::uint64_t end_bit = 0;     // the stream's bit length, once ended
+  std::uint32_t wide = 0;        // bits masked off the samples
   std::vector<std::byte> raw;    // the RSI's input bytes gathered so far
   std::vector<std::uint32_t> x;  // its samples, then the values to code
 
@@ -297,7 +303,8 @@ void szip_stream_encoder::state::code_rsi(std::size_t samples) {
   bit_writer w = writer;
   w.bind(out.payload);
   out.block_offsets.push_back(w.position());
-  read_samples(raw.data(), samples, sample_bytes, (p.flags & szip_flags::data_msb) != 0, mask, x.data());
+  wide |=
+      read_samples(raw.data(), samples, sample_bytes, (p.flags & szip_flags::data_msb) != 0, mask, x.data());
   std::fill(x.begin() + static_cast<std::ptrdiff_t>(samples), x.begin() + static_cast<std::ptrdiff_t>(count),
             x[samples - 1]);
   if (pp) preprocess(count);
@@ -348,8 +355,33 @@ void szip_stream_encoder::feed(std::span<const std::byte> in) {
   if (s.raw_fill != 0) s.code_rsi(s.raw_fill / s.sample_bytes);
   s.raw_fill = 0;
   s.writer.bind(s.out.payload);
+  s.end_bit = s.writer.position();
   s.writer.finish();
   s.out.payload.resize(s.writer.bytes());
+}
+
+std::uint64_t szip_stream_encoder::bit_length() const noexcept {
+  return s_->end_bit;
+}
+
+bool szip_stream_encoder::saw_wide_sample() const noexcept {
+  return s_->wide != 0;
+}
+
+bool szip_encode_filled(std::uint64_t begin, std::uint64_t end, std::size_t chunk,
+                        const szip_chunk_fill& fill, const szip_params& p, szip_encoded& out,
+                        std::uint64_t& bits) {
+  szip_stream_encoder enc(p, end - begin, out);
+  std::vector<std::byte> buf(static_cast<std::size_t>(std::min<std::uint64_t>(chunk, end - begin)));
+  for (std::uint64_t off = begin; off < end;) {
+    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, end - off));
+    const std::span<std::byte> piece(buf.data(), n);
+    fill(off, piece);
+    enc.feed(piece);
+    off += n;
+  }
+  bits = enc.bit_length();
+  return !enc.saw_wide_sample();
 }
 
 szip_encoded szip_encode(std::span<const std::byte> in, const szip_params& p) {

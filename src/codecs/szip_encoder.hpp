@@ -1,8 +1,9 @@
 // Our own encoder of CCSDS 121.0-B-3 adaptive entropy coded streams ("szip",
-// spec 03 §7), writing the bytes libaec 1.0.6's encoder writes, for builds
-// without libaec (the WebAssembly module, docs/wasm.md). Private to
-// src/codecs/szip*. The stream grammar is that of src/codecs/szip_decoder.hpp;
-// what follows is how an encoder chooses among its options, as libaec does
+// spec 03 §7), writing the bytes libaec 1.0.6's encoder writes: the szip
+// encoder of every build (src/codecs/szip.cpp; src/codecs/szip_builtin.cpp
+// without libaec, docs/wasm.md). Private to src/codecs/szip*. The stream
+// grammar is that of src/codecs/szip_decoder.hpp; what follows is how an
+// encoder chooses among its options, as libaec does
 // (established black-box against aec_buffer_encode, tests/codecs/
 // szip_encoder_test.cpp, byte for byte):
 //
@@ -65,11 +66,23 @@ class szip_stream_encoder {
 
   /// The next input bytes; the call that completes `total` ends the stream.
   void feed(std::span<const std::byte> in);
+  /// After the stream ended: its length in bits (before the zero padding).
+  [[nodiscard]] std::uint64_t bit_length() const noexcept;
+  /// Whether a sample had bits above bits_per_sample (masked off here; the
+  /// native build then codes with libaec, whose bytes for them differ).
+  [[nodiscard]] bool saw_wide_sample() const noexcept;
 
  private:
   struct state;
   std::unique_ptr<state> s_;
 };
+
+/// Codes stage bytes [begin, end) that `fill` produces, handed over in pieces
+/// of `chunk` bytes, into `out`; `bits` receives the stream's bit length.
+/// False when a sample had bits above bits_per_sample (saw_wide_sample).
+bool szip_encode_filled(std::uint64_t begin, std::uint64_t end, std::size_t chunk,
+                        const szip_chunk_fill& fill, const szip_params& p, szip_encoded& out,
+                        std::uint64_t& bits);
 
 /// Codes `in` whole (szip_validate'd parameters; empty input, empty output).
 [[nodiscard]] szip_encoded szip_encode(std::span<const std::byte> in, const szip_params& p);

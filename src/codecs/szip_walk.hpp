@@ -433,6 +433,7 @@ inline void walk_rsi(bit_reader& r, const szip_params& p, std::uint32_t blocks, 
 // read as 0): the byte-aligned copy of §7.5, a 64-bit word at a time.
 inline void copy_from_bit(std::span<const std::byte> src, unsigned sh, std::span<std::byte> dst) noexcept {
   const std::size_t n = dst.size();
+  if (n == 0) return;  // (an empty span's data() may be null: no memcpy)
   if (sh == 0) {
     std::memcpy(dst.data(), src.data(), n);
     return;

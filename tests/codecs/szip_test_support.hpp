@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "src/codecs/szip_libaec.hpp"
 #include "tensogram/codecs/szip.hpp"
 
 namespace szip_test {
@@ -43,12 +44,7 @@ inline const char* name_of(kind k) {
 }
 
 inline aec_stream stream_of(const codecs::szip_params& p) {
-  aec_stream s{};
-  s.bits_per_sample = p.bits_per_sample;
-  s.block_size = p.block_size;
-  s.rsi = p.rsi;
-  s.flags = p.flags;
-  return s;
+  return codecs::szip_libaec::make_stream(p);
 }
 
 /// libaec's stream of `in` (the reference both of our coders are held to).

@@ -1,6 +1,18 @@
-// `szip`: CCSDS 121.0-B-3 adaptive entropy coding through Debian's libaec
-// (spec 03 §7), plus what libaec 1.0.6 lacks: RSI start offsets and range
-// decode.
+// `szip`: CCSDS 121.0-B-3 adaptive entropy coding (spec 03 §7), with RSI
+// start offsets and range decode, which libaec 1.0.6 lacks.
+//
+// Who codes: our own encoder and decoder (src/codecs/szip_encoder.hpp,
+// szip_decoder.hpp), whose streams and decoded bytes are libaec 1.0.6's for
+// every stream libaec writes, in every build. The native build
+// (src/codecs/szip.cpp) also links Debian's libaec and uses it wherever ours
+// cannot promise libaec's answer, because the reference codes with libaec
+// (§7): a sample above bits_per_sample bits and a block above 4096 samples
+// are encoded by libaec, and a stream our decoder refuses (it refuses, on top
+// of real errors, whatever libaec might read otherwise) is decoded again by
+// libaec, whose bytes or error are the result. So results and error texts
+// are the libaec path's, at our coder's speed (decode ~0.6 of libaec's time,
+// docs/benchmarks.md). Without libaec (the WebAssembly build,
+// src/codecs/szip_builtin.cpp) our coder answers alone.
 //
 // Offsets are computed by walking the coded stream CDS by CDS (spec 03
 // Appendix C). We record the true RSI boundaries; the reference's libaec
@@ -37,9 +49,7 @@ struct szip_params {
 };
 
 /// True in every build: with libaec (src/codecs/szip.cpp) and without it
-/// (src/codecs/szip_builtin.cpp, the WebAssembly build of docs/wasm.md),
-/// which encodes and decodes with our own CCSDS 121.0-B-3 code, writing
-/// libaec 1.0.6's bytes.
+/// (src/codecs/szip_builtin.cpp, the WebAssembly build of docs/wasm.md).
 [[nodiscard]] bool szip_available() noexcept;
 
 /// Bytes per sample container: 1, 2, 3 (17–24 bits with 3BYTE) or 4.
@@ -64,7 +74,7 @@ using szip_chunk_sink = std::function<void(std::uint64_t offset, std::span<const
 
 /// szip_compress of `size` bytes that `fill` produces piece by piece (each
 /// piece whole RSIs and a multiple of `unit` bytes, about 64 KiB; the last
-/// one the rest), so that a producer such as simple_packing hands libaec
+/// one the rest), so that a producer such as simple_packing hands the coder
 /// bytes still in cache instead of a packed copy of the whole input. Same
 /// output as szip_compress over the concatenated pieces.
 ///
@@ -90,7 +100,8 @@ void szip_decompress_into(std::span<const std::byte> payload, const szip_params&
 /// With `threads` > 1 runs of whole RSIs are decoded at once from their
 /// starts (found by walking the stream), `sink` then being called
 /// concurrently for different pieces; a stream that fails that way is decoded
-/// sequentially, so values and errors are those of the sequential call.
+/// again (by libaec in the native build), so values and errors are those of
+/// the sequential call.
 void szip_decompress_chunked(std::span<const std::byte> payload, const szip_params& p, std::size_t expected,
                              std::size_t unit, const szip_chunk_sink& sink, std::uint32_t threads = 0);
 
