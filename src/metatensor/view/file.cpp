@@ -115,9 +115,6 @@ struct file::state {
   mutable nlohmann::json layout_table;
   // Keys view the names of the compiled schema's layouts (`schema`).
   std::map<std::string_view, logical, std::less<>> tensors;
-  // During validation: the logical tensor whose primary is physical tensor
-  // i of `base.tensors()`, or null (saves a search by name per tensor).
-  std::vector<const logical*> by_physical;
   // Run step 8 on first access (open / from_buffer). False for header
   // images, whose tensor bytes arrive later: a pass on not-yet-written
   // (zero) bytes must not be remembered.
@@ -134,6 +131,10 @@ struct file::state {
 namespace {
 
 using state = file::state;
+
+// During validation: the logical tensor whose primary is physical tensor i
+// of `base.tensors()`, or null (saves a search by name per tensor).
+using logical_by_physical = std::vector<const state::logical*>;
 
 const json_errors layout_errors{errc::mt_layout_json, errc::mt_layout_json, "layout table"};
 
@@ -263,13 +264,13 @@ void check_layout_table(const state& s, const nlohmann::json& table) {
 }
 
 // Step 5: exactly primaries + heaps + __pad__<j> (§3.2), required present.
-void check_tensor_set(const state& s) {
+void check_tensor_set(const state& s, const logical_by_physical& by_physical) {
   std::uint64_t next_pad = 0;
   const auto physical = s.base.tensors();
   for (std::size_t i = 0; i < physical.size(); ++i) {  // increasing begin order
     const auto& t = physical[i];
     const std::string_view name = t.name();
-    if (s.by_physical[i] != nullptr) continue;
+    if (by_physical[i] != nullptr) continue;
     if (const auto hash = name.rfind("#heap"); hash != std::string_view::npos && hash + 5 == name.size()) {
       const auto owner = s.tensors.find(name.substr(0, hash));
       if (owner != s.tensors.end() && owner->second.layout->has_heap) continue;
@@ -346,9 +347,10 @@ void check_dtypes_and_shapes(state& s) {
 }
 
 // R(t) of a non-padding physical tensor (§6.5).
-std::uint64_t placement(const state& s, const safetensors::tensor_view& t) {
+std::uint64_t placement(const state& s, const logical_by_physical& by_physical,
+                        const safetensors::tensor_view& t) {
   const auto i = static_cast<std::size_t>(&t - s.base.tensors().data());
-  if (const auto* lt = s.by_physical[i]) return lt->layout->primary_placement(s.alignment);
+  if (const auto* lt = by_physical[i]) return lt->layout->primary_placement(s.alignment);
   const auto owner = s.tensors.find(t.name().substr(0, t.name().size() - 5));
   return owner->second.layout->heap_placement(s.alignment);
 }
@@ -358,7 +360,7 @@ bool is_padding(const safetensors::tensor_view& t) {
 }
 
 // Step 7: §3.3 padding tensors, §3.4 header length, §6.6 placement.
-void check_placement(state& s) {
+void check_placement(state& s, const logical_by_physical& by_physical) {
   const auto tensors = s.base.tensors();
   const std::uint64_t d = s.base.data_offset();
   for (std::size_t i = 0; i < tensors.size(); ++i) {
@@ -378,7 +380,7 @@ void check_placement(state& s) {
       fail(errc::mt_padding, "padding tensor " + detail::quoted(p.name()) +
                                  " is followed by padding tensor " + detail::quoted(next.name()));
     }
-    const std::uint64_t r = placement(s, next);
+    const std::uint64_t r = placement(s, by_physical, next);
     const std::uint64_t abs = d + p.begin();
     // abs <= 2^53 and r <= 2^16: align_up cannot overflow.
     const std::uint64_t want = detail::align_up(abs, r) - abs;
@@ -400,7 +402,7 @@ void check_placement(state& s) {
   std::uint64_t largest = s.alignment;
   for (const auto& t : tensors) {
     if (is_padding(t)) continue;
-    const std::uint64_t r = placement(s, t);
+    const std::uint64_t r = placement(s, by_physical, t);
     largest = std::max(largest, r);
     if (t.begin() == t.end()) continue;
     if ((d + t.begin()) % r != 0) {
@@ -493,7 +495,7 @@ std::shared_ptr<state> validate(tensogram::buffer image) {
                                : compile_schema(std::move(keys.schema), schema_source::embedded);
   // The logical tensors present: physical names that are root properties.
   const auto physical = s->base.tensors();
-  s->by_physical.assign(physical.size(), nullptr);
+  logical_by_physical by_physical(physical.size(), nullptr);
   for (std::size_t i = 0; i < physical.size(); ++i) {
     const auto& t = physical[i];
     if (const auto* l = s->schema.find(t.name())) {
@@ -502,7 +504,7 @@ std::shared_ptr<state> validate(tensogram::buffer image) {
       lt.layout = l;
       lt.primary = &t;
       if (l->has_heap) lt.heap = s->base.find(l->heap_name());
-      s->by_physical[i] = &lt;
+      by_physical[i] = &lt;
     }
   }
   // Step 4: on simdjson's parse; the reference comparison decides (and
@@ -522,10 +524,9 @@ std::shared_ptr<state> validate(tensogram::buffer image) {
     s->layout_table = std::move(*keys.layout);
     std::call_once(s->layout_parsed, [] {});
   }
-  check_tensor_set(*s);         // step 5
-  check_dtypes_and_shapes(*s);  // step 6
-  check_placement(*s);          // step 7
-  std::vector<const state::logical*>().swap(s->by_physical);
+  check_tensor_set(*s, by_physical);  // step 5
+  check_dtypes_and_shapes(*s);        // step 6
+  check_placement(*s, by_physical);   // step 7
   return s;
 }
 
