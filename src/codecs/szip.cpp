@@ -161,15 +161,17 @@ std::vector<std::byte> szip_decompress_range(std::span<const std::byte> payload,
                                              std::span<const std::uint64_t> stored_offsets,
                                              std::uint64_t total_bytes, std::uint64_t byte_pos,
                                              std::uint64_t byte_size) {
+  if (!ours_codes(p)) {
+    return szip_libaec::decompress_range(payload, p, stored_offsets, total_bytes, byte_pos, byte_size);
+  }
   // The range checks and the walk to the RSI's start are the libaec path's
-  // too (its errors are the same).
+  // too (its errors are the same); libaec walks again only after our
+  // decoder refused the run.
   const auto at = szip_common::start_range(payload, p, stored_offsets, total_bytes, byte_pos, byte_size);
   if (!at) return {};
-  if (ours_codes(p)) {
-    try {
-      return szip_decode_range(payload, p, at->bit, at->skip, byte_size, true);
-    } catch (const encoding_error&) {  // NOLINT(bugprone-empty-catch): libaec decides
-    }
+  try {
+    return szip_decode_range(payload, p, at->bit, at->skip, byte_size, true);
+  } catch (const encoding_error&) {  // NOLINT(bugprone-empty-catch): libaec decides
   }
   return szip_libaec::decompress_range(payload, p, stored_offsets, total_bytes, byte_pos, byte_size);
 }
