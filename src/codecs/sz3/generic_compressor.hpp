@@ -18,9 +18,10 @@
 namespace tensogram::codecs::sz3 {
 
 /// Frames `d`'s saved state and `symbols` (Huffman table, count, coded
-/// symbols) and appends them, losslessly compressed, to `out`.
+/// symbols) and appends them, losslessly compressed by `zstd`, to `out`.
 template <class Decomposition>
-void frame_symbols(const Decomposition& d, std::span<const int> symbols, std::vector<std::byte>& out) {
+void frame_symbols(const Decomposition& d, std::span<const int> symbols, lossless_context& zstd,
+                   std::vector<std::byte>& out) {
   huffman_coder coder;
   coder.build(symbols, d.symbol_count());
   std::vector<std::byte> buffer;
@@ -30,14 +31,15 @@ void frame_symbols(const Decomposition& d, std::span<const int> symbols, std::ve
   coder.save(w);
   w.put<std::uint64_t>(symbols.size());
   coder.encode(symbols, w);
-  lossless_compress(buffer, out);
+  zstd.compress(buffer, out);
 }
 
 /// Runs `d` over `data` (overwritten with the reconstruction) and appends
 /// the framed, losslessly compressed result to `out`.
 template <class T, class Decomposition>
-void generic_compress(Decomposition& d, const stream_config& conf, T* data, std::vector<std::byte>& out) {
-  frame_symbols(d, d.compress(conf, data), out);
+void generic_compress(Decomposition& d, const stream_config& conf, T* data, lossless_context& zstd,
+                      std::vector<std::byte>& out) {
+  frame_symbols(d, d.compress(conf, data), zstd, out);
 }
 
 /// The inverse: `out` holds conf.num values.

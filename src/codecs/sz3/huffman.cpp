@@ -363,7 +363,9 @@ void huffman_coder::encode(std::span<const int> symbols, byte_writer& w) const {
   if (code_length_.empty()) fail("huffman: encode called before build");
   const bool one_leaf = leaf_[0] != 0;
   // First pass: check every symbol has a code and size the payload, so the
-  // bits can be written straight into their final place.
+  // bits can be written straight into their final place. Sparse tables keep
+  // each symbol's slot for the second pass: their search is a binary search.
+  std::vector<std::uint32_t> slots(sparse_states_.empty() ? 0 : symbols.size());
   std::uint64_t total_bits = 0;
   for (std::size_t i = 0; i < symbols.size(); ++i) {
     const std::size_t at = slot(static_cast<std::uint32_t>(symbols[i]) - static_cast<std::uint32_t>(offset_));
@@ -371,6 +373,7 @@ void huffman_coder::encode(std::span<const int> symbols, byte_writer& w) const {
       fail("huffman: symbol " + std::to_string(symbols[i]) + " at index " + str(i) +
            " did not occur when the tree was built");
     }
+    if (!slots.empty()) slots[i] = static_cast<std::uint32_t>(at);
     total_bits += code_length_[at];
   }
   const std::uint64_t payload = (total_bits + 7) / 8;
@@ -383,8 +386,10 @@ void huffman_coder::encode(std::span<const int> symbols, byte_writer& w) const {
   std::byte* out = w.bytes().data() + start;
   std::uint64_t word = 0;
   int filled = 0;
-  for (const int s : symbols) {
-    const std::size_t at = slot(static_cast<std::uint32_t>(s) - static_cast<std::uint32_t>(offset_));
+  for (std::size_t i = 0; i < symbols.size(); ++i) {
+    const std::size_t at = slots.empty()
+                               ? static_cast<std::uint32_t>(symbols[i]) - static_cast<std::uint32_t>(offset_)
+                               : slots[i];
     const int length = code_length_[at];
     const std::uint64_t code = code_[at];
     const int room = 64 - filled;

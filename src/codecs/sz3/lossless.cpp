@@ -30,12 +30,21 @@ void decompress_frame(std::span<const std::byte> frame, std::span<std::byte> out
 }
 }  // namespace
 
-void lossless_compress(std::span<const std::byte> in, std::vector<std::byte>& out) {
+void lossless_context::free_context::operator()(ZSTD_CCtx_s* c) const noexcept {
+  ZSTD_freeCCtx(c);
+}
+
+lossless_context::lossless_context() : cctx_(ZSTD_createCCtx()) {
+  if (!cctx_) fail("lossless stage: zstd: cannot allocate a compression context");
+}
+
+void lossless_context::compress(std::span<const std::byte> in, std::vector<std::byte>& out) {
   byte_writer w(out);
   w.put<std::uint64_t>(in.size());
   const std::size_t bound = ZSTD_compressBound(in.size());
   const std::size_t at = w.reserve(bound);
-  const std::size_t n = ZSTD_compress(out.data() + at, bound, in.data(), in.size(), zstd_level);
+  const std::size_t n =
+      ZSTD_compressCCtx(cctx_.get(), out.data() + at, bound, in.data(), in.size(), zstd_level);
   if (ZSTD_isError(n) != 0) fail(std::string("lossless stage: zstd: ") + ZSTD_getErrorName(n));
   out.resize(at + n);
 }

@@ -4,15 +4,34 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
+struct ZSTD_CCtx_s;
+
 namespace tensogram::codecs::sz3 {
 
-/// Appends the framed form of `in` to `out`.
-void lossless_compress(std::span<const std::byte> in, std::vector<std::byte>& out);
+/// The lossless stage's compressor: one zstd context for every frame of one
+/// compress call. SZ3's tuning frames up to seven candidate streams before
+/// the real one, and a context per frame (what ZSTD_compress does) allocated
+/// and cleared its tables each time. The bytes are ZSTD_compress's: a reused
+/// context at the same level makes the same frame.
+class lossless_context {
+ public:
+  lossless_context();
 
-/// Undoes lossless_compress. The declared length must not exceed `limit`
+  /// Appends the framed form of `in` to `out`.
+  void compress(std::span<const std::byte> in, std::vector<std::byte>& out);
+
+ private:
+  struct free_context {
+    void operator()(ZSTD_CCtx_s* c) const noexcept;
+  };
+  std::unique_ptr<ZSTD_CCtx_s, free_context> cctx_;
+};
+
+/// Undoes lossless_context::compress. The declared length must not exceed `limit`
 /// (checked before allocating) and the frame must fill it exactly.
 [[nodiscard]] std::vector<std::byte> lossless_decompress(std::span<const std::byte> in, std::uint64_t limit);
 

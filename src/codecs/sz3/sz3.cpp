@@ -114,10 +114,11 @@ class huffman_side_stream final : public int_stream_coder {
 };
 
 template <class T>
-std::vector<std::byte> run_interpolation(const stream_config& conf, std::vector<T>& work) {
+std::vector<std::byte> run_interpolation(const stream_config& conf, std::vector<T>& work,
+                                         lossless_context& zstd) {
   std::vector<std::byte> out;
   interpolation_decomposition<T> d(conf);
-  generic_compress(d, conf, work.data(), out);
+  generic_compress(d, conf, work.data(), zstd, out);
   return out;
 }
 
@@ -125,16 +126,16 @@ std::vector<std::byte> run_interpolation(const stream_config& conf, std::vector<
 // for 1-D data (the only shape the pipeline gives), the blockwise
 // decomposition for 3-D (docs/sz3-format.md §6).
 template <class T>
-std::vector<std::byte> run_lorenzo(const stream_config& conf, std::vector<T>& work) {
+std::vector<std::byte> run_lorenzo(const stream_config& conf, std::vector<T>& work, lossless_context& zstd) {
   std::vector<std::byte> out;
   if (conf.N == 1) {
     composed_lorenzo_1d<T> d(conf);
-    generic_compress(d, conf, work.data(), out);
+    generic_compress(d, conf, work.data(), zstd, out);
     return out;
   }
   const huffman_side_stream side;
   lorenzo_regression_decomposition<T> d(conf, &side);
-  generic_compress(d, conf, work.data(), out);
+  generic_compress(d, conf, work.data(), zstd, out);
   return out;
 }
 
@@ -142,7 +143,8 @@ std::vector<std::byte> run_lorenzo(const stream_config& conf, std::vector<T>& wo
 // SZ3's tuning does: every block through one decomposition, the symbols of
 // all blocks through one Huffman table and the lossless stage.
 template <class T, class Decomposition>
-double sampled_ratio(const stream_config& test, const std::vector<std::vector<T>>& blocks) {
+double sampled_ratio(const stream_config& test, const std::vector<std::vector<T>>& blocks,
+                     lossless_context& zstd) {
   Decomposition d(test);
   std::vector<int> symbols;
   for (const auto& block : blocks) {
@@ -151,7 +153,7 @@ double sampled_ratio(const stream_config& test, const std::vector<std::vector<T>
     symbols.insert(symbols.end(), s.begin(), s.end());
   }
   std::vector<std::byte> packed;
-  frame_symbols(d, symbols, packed);
+  frame_symbols(d, symbols, zstd, packed);
   return static_cast<double>(test.num * blocks.size() * sizeof(T)) / static_cast<double>(packed.size());
 }
 
@@ -207,11 +209,12 @@ std::vector<std::vector<T>> sample_blocks_1d(std::span<const T> data, std::size_
 // interpolation settings and Lorenzo on the samples, compress with the
 // winner. Other N use interpolation with SZ3's default settings.
 template <class T>
-std::vector<std::byte> compress_interp_lorenzo(stream_config& conf, std::vector<T>& work) {
+std::vector<std::byte> compress_interp_lorenzo(stream_config& conf, std::vector<T>& work,
+                                               lossless_context& zstd) {
   const std::size_t N = conf.N;
   if (conf.interpAnchorStride < 0) conf.interpAnchorStride = default_anchor_stride[N - 1];
   conf.cmprAlgo = algorithm::interp;
-  if (N != 1) return run_interpolation(conf, work);
+  if (N != 1) return run_interpolation(conf, work, zstd);
 
   const std::size_t n = conf.dims[0];
   std::size_t edge = default_sample_block[0];
@@ -219,12 +222,12 @@ std::vector<std::byte> compress_interp_lorenzo(stream_config& conf, std::vector<
   while (edge >= 16 && static_cast<double>(edge + 1) / static_cast<double>(n) > 1.5 * sample_rate) edge /= 2;
   edge = std::max<std::size_t>(edge, 8);
   const bool to_tune = static_cast<double>(edge + 1) <= 0.05 * static_cast<double>(n) && n >= edge;
-  if (!to_tune) return run_interpolation(conf, work);
+  if (!to_tune) return run_interpolation(conf, work, zstd);
 
   const auto blocks = sample_blocks_1d<T>(work, edge, conf.absErrorBound);
   const std::size_t sampled = blocks.size() * (edge + 1);
   if (sampled == 0 || static_cast<double>(sampled) >= static_cast<double>(n) * 0.2) {
-    return run_interpolation(conf, work);
+    return run_interpolation(conf, work, zstd);
   }
 
   // Interpolation: linear vs cubic, then three (alpha, beta) pairs; a
@@ -238,7 +241,7 @@ std::vector<std::byte> compress_interp_lorenzo(stream_config& conf, std::vector<
   double best_interp = 0;
   for (auto kind : {interpolation_kind::linear, interpolation_kind::cubic}) {
     test.interpAlgo = kind;
-    const double ratio = sampled_ratio<T, interpolation_decomposition<T>>(test, blocks);
+    const double ratio = sampled_ratio<T, interpolation_decomposition<T>>(test, blocks, zstd);
     if (ratio > best_interp) {
       best_interp = ratio;
       conf.interpAlgo = kind;
@@ -249,7 +252,7 @@ std::vector<std::byte> compress_interp_lorenzo(stream_config& conf, std::vector<
   for (const auto& [alpha, beta] : alpha_beta) {
     test.interpAlpha = alpha;
     test.interpBeta = beta;
-    const double ratio = sampled_ratio<T, interpolation_decomposition<T>>(test, blocks);
+    const double ratio = sampled_ratio<T, interpolation_decomposition<T>>(test, blocks, zstd);
     if (ratio > best_interp * 1.02) {
       best_interp = ratio;
       conf.interpAlpha = alpha;
@@ -270,20 +273,20 @@ std::vector<std::byte> compress_interp_lorenzo(stream_config& conf, std::vector<
     lorenzo.regression2 = false;
     lorenzo.openmp = false;
     lorenzo.blockSize = 5;
-    best_lorenzo = sampled_ratio<T, composed_lorenzo_1d<T>>(lorenzo, blocks);
+    best_lorenzo = sampled_ratio<T, composed_lorenzo_1d<T>>(lorenzo, blocks, zstd);
   }
   const bool use_interp = !(best_lorenzo >= best_interp * 1.1 && best_lorenzo < 50 && best_interp < 50);
-  if (use_interp) return run_interpolation(conf, work);
+  if (use_interp) return run_interpolation(conf, work, zstd);
 
   if (conf.relErrorBound < 1.01e-6 && best_lorenzo > 5 && lorenzo.quantbinCnt != 16384) {
     const auto previous = lorenzo.quantbinCnt;
     lorenzo.quantbinCnt = 16384;
-    const double ratio = sampled_ratio<T, composed_lorenzo_1d<T>>(lorenzo, blocks);
+    const double ratio = sampled_ratio<T, composed_lorenzo_1d<T>>(lorenzo, blocks, zstd);
     if (!(ratio > best_lorenzo * 1.02)) lorenzo.quantbinCnt = previous;
   }
   lorenzo.set_dims(conf.dims);
   conf = lorenzo;
-  return run_lorenzo(conf, work);
+  return run_lorenzo(conf, work, zstd);
 }
 
 template <class T>
@@ -328,19 +331,20 @@ std::vector<std::byte> compress_typed(std::span<const T> data, std::span<const s
 
   const std::span<const std::byte> raw = std::as_bytes(data);
   std::vector<std::byte> algo;
+  lossless_context zstd;
   // An absolute bound of 0 (or one that is not a usable number) selects
   // SZ3's lossless mode.
   if (conf.absErrorBound == 0 || !std::isfinite(conf.absErrorBound)) {
     conf.cmprAlgo = algorithm::lossless;
-    lossless_compress(raw, algo);
+    zstd.compress(raw, algo);
   } else {
     std::vector<T> work(data.begin(), data.end());
-    algo = compress_interp_lorenzo(conf, work);
+    algo = compress_interp_lorenzo(conf, work, zstd);
     // Below 3:1, SZ3 keeps whichever of the lossy and the plain zstd
     // stream is smaller.
     if (static_cast<double>(raw.size()) / static_cast<double>(algo.size()) < 3) {
       std::vector<std::byte> plain;
-      lossless_compress(raw, plain);
+      zstd.compress(raw, plain);
       if (plain.size() < algo.size()) {
         conf.cmprAlgo = algorithm::lossless;
         algo = std::move(plain);
