@@ -278,6 +278,7 @@ void huffman_coder::build(std::span<const int> symbols, int symbol_count) {
     if (range > k_sparse_factor * symbols.size() && range > k_sparse_min_range) {
       freq.clear();
       count_sparse(symbols, lo, sparse_states_, freq);
+      index_sparse_states();
     } else {
       freq = count_states(symbols, lo, range);
     }
@@ -330,7 +331,7 @@ void huffman_coder::build(std::span<const int> symbols, int symbol_count) {
     code_length_[at] = static_cast<std::uint8_t>(p.depth);
     max_depth_ = std::max(max_depth_, p.depth);
   }
-  build_decode_table();
+  // No decode table: a built coder only encodes (decoding loads the tree).
 }
 
 void huffman_coder::save(byte_writer& w) const {
@@ -363,9 +364,7 @@ void huffman_coder::encode(std::span<const int> symbols, byte_writer& w) const {
   if (code_length_.empty()) fail("huffman: encode called before build");
   const bool one_leaf = leaf_[0] != 0;
   // First pass: check every symbol has a code and size the payload, so the
-  // bits can be written straight into their final place. Sparse tables keep
-  // each symbol's slot for the second pass: their search is a binary search.
-  std::vector<std::uint32_t> slots(sparse_states_.empty() ? 0 : symbols.size());
+  // bits can be written straight into their final place.
   std::uint64_t total_bits = 0;
   for (std::size_t i = 0; i < symbols.size(); ++i) {
     const std::size_t at = slot(static_cast<std::uint32_t>(symbols[i]) - static_cast<std::uint32_t>(offset_));
@@ -373,7 +372,6 @@ void huffman_coder::encode(std::span<const int> symbols, byte_writer& w) const {
       fail("huffman: symbol " + std::to_string(symbols[i]) + " at index " + str(i) +
            " did not occur when the tree was built");
     }
-    if (!slots.empty()) slots[i] = static_cast<std::uint32_t>(at);
     total_bits += code_length_[at];
   }
   const std::uint64_t payload = (total_bits + 7) / 8;
@@ -386,10 +384,8 @@ void huffman_coder::encode(std::span<const int> symbols, byte_writer& w) const {
   std::byte* out = w.bytes().data() + start;
   std::uint64_t word = 0;
   int filled = 0;
-  for (std::size_t i = 0; i < symbols.size(); ++i) {
-    const std::size_t at = slots.empty()
-                               ? static_cast<std::uint32_t>(symbols[i]) - static_cast<std::uint32_t>(offset_)
-                               : slots[i];
+  for (const int s : symbols) {
+    const std::size_t at = slot(static_cast<std::uint32_t>(s) - static_cast<std::uint32_t>(offset_));
     const int length = code_length_[at];
     const std::uint64_t code = code_[at];
     const int room = 64 - filled;
@@ -409,9 +405,27 @@ void huffman_coder::encode(std::span<const int> symbols, byte_writer& w) const {
 
 std::size_t huffman_coder::slot(std::uint32_t state) const noexcept {
   if (sparse_states_.empty()) return state < code_length_.size() ? state : code_length_.size();
-  const auto it = std::lower_bound(sparse_states_.begin(), sparse_states_.end(), state);
-  if (it == sparse_states_.end() || *it != state) return code_length_.size();
-  return static_cast<std::size_t>(it - sparse_states_.begin());
+  const std::size_t mask = sparse_index_.size() - 1;
+  for (std::size_t i = sparse_hash(state) & mask;; i = (i + 1) & mask) {
+    const std::uint64_t e = sparse_index_[i];
+    if (e == k_no_entry) return code_length_.size();
+    if (static_cast<std::uint32_t>(e >> 32) == state) return static_cast<std::uint32_t>(e);
+  }
+}
+
+void huffman_coder::index_sparse_states() {
+  // A power of two at least twice the states: linear probing then ends
+  // within a few slots, where the binary search it replaces took ~log2(n)
+  // comparisons per symbol, twice per symbol in `encode`.
+  std::size_t size = 16;
+  while (size < 2 * sparse_states_.size()) size *= 2;
+  sparse_index_.assign(size, k_no_entry);
+  for (std::size_t rank = 0; rank < sparse_states_.size(); ++rank) {
+    const std::uint32_t state = sparse_states_[rank];
+    std::size_t i = sparse_hash(state) & (size - 1);
+    while (sparse_index_[i] != k_no_entry) i = (i + 1) & (size - 1);
+    sparse_index_[i] = (std::uint64_t{state} << 32) | rank;
+  }
 }
 
 int huffman_coder::code_length(int symbol) const noexcept {
@@ -553,7 +567,7 @@ int huffman_coder::decode_long(std::uint32_t node, std::span<const std::byte> bi
 }
 
 std::vector<int> huffman_coder::decode(byte_reader& r, std::uint64_t count) const {
-  if (leaf_.empty()) fail("huffman: decode called before load or build");
+  if (leaf_.empty()) fail("huffman: decode called before load");
   // Checked here as well as in decode_into, before the allocation.
   if (leaf_[0] == 0 && r.remaining() >= 8) {
     std::uint64_t length = 0;
@@ -569,7 +583,8 @@ std::vector<int> huffman_coder::decode(byte_reader& r, std::uint64_t count) cons
 }
 
 void huffman_coder::decode_into(byte_reader& r, std::span<int> out) const {
-  if (leaf_.empty()) fail("huffman: decode called before load or build");
+  if (leaf_.empty()) fail("huffman: decode called before load");
+  if (leaf_[0] == 0 && table_.empty()) fail("huffman: decode needs a loaded tree, not a built one");
   const std::size_t at = r.position();
   const auto length = r.get<std::uint64_t>("huffman payload length");
   const auto bits = r.get_bytes(length, "huffman payload");

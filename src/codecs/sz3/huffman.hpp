@@ -39,7 +39,9 @@ class huffman_coder {
   /// Reads and validates a tree written by SZ3's save (§3.2).
   void load(byte_reader& r);
 
-  /// Reads a payload (§3.2) and returns exactly `count` symbols. For a
+  /// Reads a payload (§3.2) and returns exactly `count` symbols, with the
+  /// tree `load` read (a tree from `build` only encodes: it has no decode
+  /// table, which would cost the encoder a 2^12-entry fill per tree). For a
   /// one-leaf tree no bits are stored, so `count` is not bounded by the
   /// stream: the caller must bound it (by the element count) beforehand.
   [[nodiscard]] std::vector<int> decode(byte_reader& r, std::uint64_t count) const;
@@ -86,6 +88,13 @@ class huffman_coder {
   /// Index of `state` (symbol − offset) in the encoder tables, or
   /// code_length_.size() when it has no entry.
   [[nodiscard]] std::size_t slot(std::uint32_t state) const noexcept;
+  /// Fills `sparse_index_` from `sparse_states_`.
+  void index_sparse_states();
+  /// Fibonacci hashing of a state into `sparse_index_` (masked by the caller).
+  [[nodiscard]] static std::size_t sparse_hash(std::uint32_t state) noexcept {
+    return static_cast<std::size_t>((std::uint64_t{state} * 0x9E3779B97F4A7C15ULL) >> 32);
+  }
+  static constexpr std::uint64_t k_no_entry = ~std::uint64_t{0};
 
   // Encoder tables, indexed by symbol − offset (dense) or, when the symbols
   // span a range much wider than their count, by rank in `sparse_states_`
@@ -96,6 +105,9 @@ class huffman_coder {
   std::vector<std::uint64_t> code_;
   std::vector<std::uint8_t> code_length_;
   std::vector<std::uint32_t> sparse_states_;  // empty: dense tables
+  // Sparse tables: an open-addressing hash of state → rank, each entry
+  // (state << 32) | rank, k_no_entry when free (a state is below 2^31).
+  std::vector<std::uint64_t> sparse_index_;
 
   // Decoder: the first `table_bits_` bits of the stream index `table_`.
   std::vector<table_entry> table_;

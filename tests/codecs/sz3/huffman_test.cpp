@@ -318,6 +318,12 @@ TEST(Sz3Huffman, SymbolCountBoundsInput) {
   EXPECT_THROW(empty.encode(std::vector<int>{1}, w), encoding_error);
   byte_reader r(out);
   EXPECT_THROW((void)empty.decode(r, 1), encoding_error);
+  // A built tree only encodes: decoding needs the tree `load` reads.
+  bytes coded;
+  byte_writer cw(coded);
+  coder.encode(std::vector<int>{1, 2, 15}, cw);
+  byte_reader cr(coded);
+  EXPECT_THROW((void)coder.decode(cr, 3), encoding_error);
 }
 
 // ---------------------------------------------------------------------------
