@@ -57,7 +57,7 @@ fi
 fixtures=$(cd "$fixtures" && pwd)
 
 all_targets=(fuzz_decode_message fuzz_decode_metadata fuzz_scan fuzz_file_source fuzz_blosc2 fuzz_sz3
-             fuzz_metatensor_file fuzz_metatensor_schema fuzz_metatensor_stream fuzz_capi fuzz_npy
+             fuzz_sz3_bound fuzz_metatensor_file fuzz_metatensor_schema fuzz_metatensor_stream fuzz_capi fuzz_npy
              fuzz_cli_pipeline fuzz_szip_differential)
 # FUZZ_TARGETS (space-separated) runs a subset.
 read -r -a targets <<<"${FUZZ_TARGETS:-${all_targets[*]}}"
@@ -92,6 +92,34 @@ mkdir -p "$blosc2_seeds"
 for f in "$fixtures"/../blosc2/*.b2frame; do
   head -c "$max_len" "$f" >"$blosc2_seeds/$(basename "$f")"
 done
+
+# fuzz_sz3 reads SZ3 streams: its seeds are the streams the reference wrote
+# into its lossy fixtures (found by their magic; length = 16-byte envelope +
+# algorithm bytes + the configuration record, whose first byte is its
+# length), and prefixes of them.
+sz3_seeds="$work/seeds-sz3"
+mkdir -p "$sz3_seeds"
+python3 - "$fixtures/../tgm-reference-lossy" "$sz3_seeds" <<'PY'
+import glob, os, struct, sys
+magic = struct.pack("<I", 0xF342F310)
+for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.tgm"))):
+    data = open(path, "rb").read()
+    at = data.find(magic)
+    while at >= 0 and at + 16 <= len(data):
+        algo = struct.unpack_from("<Q", data, at + 8)[0]
+        end = at + 16 + algo
+        if end < len(data):
+            stream = data[at:end + data[end]]
+            name = os.path.join(sys.argv[2], f"{os.path.basename(path)}.{at}")
+            for cut in (len(stream), len(stream) // 2, 24):
+                with open(f"{name}.{cut}", "wb") as f:
+                    f.write(stream[:cut])
+        at = data.find(magic, at + 1)
+PY
+if [[ -z $(ls -A "$sz3_seeds") ]]; then
+  echo "no SZ3 streams found in $fixtures/../tgm-reference-lossy" >&2
+  exit 2
+fi
 
 # The metatensor targets read metatensor files and schemas: their seeds are
 # the small files of spec 06 (Appendix A, §6.7's worked example) written by
@@ -141,6 +169,7 @@ for t in "${targets[@]}"; do
   echo "== $t: $budget"
   target_seeds=$seeds
   if [[ $t == fuzz_blosc2 ]]; then target_seeds=$blosc2_seeds; fi
+  if [[ $t == fuzz_sz3 ]]; then target_seeds=$sz3_seeds; fi
   if [[ $t == fuzz_metatensor_file ]]; then target_seeds=$metatensor_seeds; fi
   if [[ $t == fuzz_metatensor_schema ]]; then target_seeds=$schema_seeds; fi
   if [[ $t == fuzz_npy ]]; then target_seeds=$npy_seeds; fi
