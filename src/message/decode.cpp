@@ -63,6 +63,27 @@ struct data_frame_entry {
   std::optional<cbor::value> preceder;  // base entry from a type-8 frame, `_reserved_` stripped
 };
 
+// Metadata frames parsed by the index read of a message, by frame offset
+// (the last one and the first, as `keep_metadata` keeps them). When the
+// index path fails or does not tile the body, the full walk takes them
+// instead of parsing the same bytes again: a frame's metadata depends only
+// on its bytes, so the result is the same.
+struct parsed_metadata_frames {
+  struct slot {
+    std::optional<global_metadata> meta;
+    std::size_t offset = 0;
+  };
+  slot last;
+  slot first;
+
+  // Records `parsed`, read at `offset`: the last one wins, the first is
+  // kept aside once a later one replaces it.
+  void keep(global_metadata parsed, std::size_t offset) {
+    if (last.meta && !first.meta) first = std::move(last);
+    last = slot{std::move(parsed), offset};
+  }
+};
+
 struct walked_message {
   format::message_extent extent;
   std::optional<global_metadata> meta;        // the last metadata frame wins (§6)
@@ -110,14 +131,12 @@ void check_aggregate_frame(const frame_view& f) {
 // checked the frames and their order.
 class message_frames final : public format::walk_sink {
  public:
-  explicit message_frames(walked_message& out) : out_(out) {}
+  message_frames(walked_message& out, parsed_metadata_frames* parsed) : out_(out), parsed_(parsed) {}
 
   bool frame(const frame_view& f) override {
     switch (f.header.type) {
       case frame_type::header_metadata:
-      case frame_type::footer_metadata:
-        keep_metadata(out_.meta, out_.first_meta, parse_metadata_frame(f));
-        break;
+      case frame_type::footer_metadata: keep_metadata(out_.meta, out_.first_meta, take_or_parse(f)); break;
       case frame_type::header_index:
       case frame_type::footer_index:
       case frame_type::header_hash:
@@ -144,14 +163,30 @@ class message_frames final : public format::walk_sink {
   }
 
  private:
+  global_metadata take_or_parse(const frame_view& f) {
+    if (parsed_ != nullptr) {
+      for (parsed_metadata_frames::slot* s : {&parsed_->last, &parsed_->first}) {
+        if (s->meta && s->offset == f.offset) {
+          global_metadata g = std::move(*s->meta);
+          s->meta.reset();
+          return g;
+        }
+      }
+    }
+    return parse_metadata_frame(f);
+  }
+
   walked_message& out_;
+  parsed_metadata_frames* parsed_;
   std::optional<cbor::value> preceder_;
 };
 
-walked_message walk_message(std::span<const std::byte> msg) {
+// `parsed`: metadata frames an index read of the same message already
+// parsed, taken instead of parsed again.
+walked_message walk_message(std::span<const std::byte> msg, parsed_metadata_frames* parsed = nullptr) {
   walked_message w;
   w.extent = format::read_message_extent(msg);
-  message_frames sink(w);
+  message_frames sink(w, parsed);
   (void)format::walk({msg.first(w.extent.message_end), 0, format::preamble_size, w.extent.frames_end},
                      format::walk_policy::decoder(), sink);
   return w;
@@ -327,8 +362,7 @@ void verify_pass(std::span<const std::byte> msg, std::optional<std::size_t> targ
 
 struct indexed_message {
   format::message_extent extent;
-  std::optional<global_metadata> meta;
-  std::optional<global_metadata> first_meta;  // as in walked_message
+  parsed_metadata_frames metadata;  // `last` is the message's, `first` as in walked_message
   format::index_body index;
   std::size_t body_start = 0;  // first frame after the header phase
   std::size_t body_end = 0;    // first footer frame, else the postamble
@@ -343,9 +377,7 @@ class index_frames final : public format::walk_sink {
   bool frame(const frame_view& f) override {
     switch (f.header.type) {
       case frame_type::header_metadata:
-      case frame_type::footer_metadata:
-        keep_metadata(out_.meta, out_.first_meta, parse_metadata_frame(f));
-        break;
+      case frame_type::footer_metadata: out_.metadata.keep(parse_metadata_frame(f), f.offset); break;
       case frame_type::header_index:
       case frame_type::footer_index:
         index = parse_in_frame(f, [](std::span<const std::byte> b) { return format::parse_index_body(b); });
@@ -364,27 +396,27 @@ class index_frames final : public format::walk_sink {
 };
 
 // Reads the header-phase frames and the footer-phase frames (from the
-// postamble's first_footer_offset) without touching the body. Returns
-// nothing when the message has preceders, lacks an index or metadata frame,
-// or is irregular: callers then fall back to the full walk.
-std::optional<indexed_message> read_index(std::span<const std::byte> msg) {
-  indexed_message r;
+// postamble's first_footer_offset) into `r` without touching the body.
+// False when the message has preceders, lacks an index or metadata frame,
+// or is irregular: callers then fall back to the full walk, which takes the
+// metadata frames `r` parsed so far.
+bool read_index(std::span<const std::byte> msg, indexed_message& r) {
   r.extent = format::read_message_extent(msg);
-  if ((r.extent.head.flags & format::message_flags::preceder_metadata) != 0) return std::nullopt;
+  if ((r.extent.head.flags & format::message_flags::preceder_metadata) != 0) return false;
   // Nor when its flags declare no index frame: walking its header here would
   // parse its metadata a second time for nothing before the full walk. The
   // flags are advisory (spec 01 §3.1), so they only choose the path, never
   // the result: the full walk finds an undeclared index frame too.
   if ((r.extent.head.flags & (format::message_flags::header_index | format::message_flags::footer_index)) ==
       0) {
-    return std::nullopt;
+    return false;
   }
   const std::span<const std::byte> m = msg.first(r.extent.message_end);
   const std::size_t end = r.extent.frames_end;
   index_frames sink(r);
   const format::walk_outcome header = format::walk({m, 0, format::preamble_size, end},
                                                    format::walk_policy::region(format::phase::header), sink);
-  if (header.end == format::walk_end::finding) return std::nullopt;
+  if (header.end == format::walk_end::finding) return false;
   r.body_start = header.position;
   r.body_end = end;
   if (r.extent.message_end >= format::min_message_size) {
@@ -393,13 +425,13 @@ std::optional<indexed_message> read_index(std::span<const std::byte> msg) {
       const auto footer_start = static_cast<std::size_t>(ffo);
       const format::walk_outcome footer =
           format::walk({m, 0, footer_start, end}, format::walk_policy::region(format::phase::footer), sink);
-      if (footer.end != format::walk_end::frames_end) return std::nullopt;
+      if (footer.end != format::walk_end::frames_end) return false;
       r.body_end = footer_start;
     }
   }
-  if (!sink.index || !r.meta) return std::nullopt;
+  if (!sink.index || !r.metadata.last.meta) return false;
   r.index = std::move(*sink.index);
-  return r;
+  return true;
 }
 
 // True when the indexed data-object frames, each padded to 8, fill the body
@@ -511,23 +543,24 @@ struct located_object {
 };
 
 located_object locate_object(std::span<const std::byte> bytes, std::size_t index) {
-  if (std::optional<indexed_message> im = read_index(bytes); im && index_tiles_body(*im)) {
-    const std::size_t count = im->index.offsets.size();
+  indexed_message im;
+  if (read_index(bytes, im) && index_tiles_body(im)) {
+    const std::size_t count = im.index.offsets.size();
     if (index >= count) {
       throw object_error("object index " + std::to_string(index) +
                          " out of range (num_objects=" + std::to_string(count) + ")");
     }
-    const std::uint64_t off = im->index.offsets[index];
-    const std::size_t end = im->extent.frames_end;
+    const std::uint64_t off = im.index.offsets[index];
+    const std::size_t end = im.extent.frames_end;
     // `off` comes from the wire: compare without adding to it (a value near
     // 2^64 would wrap past the bound).
     if (off >= format::preamble_size && off < end && end - off >= format::frame_header_size &&
         format::has_frame_marker(bytes.subspan(static_cast<std::size_t>(off)))) {
       const auto pos = static_cast<std::size_t>(off);
       const format::frame_header h = format::read_frame_header(bytes.subspan(pos), pos);
-      if (h.type == frame_type::ntensor && h.total_length == im->index.lengths[index]) {
-        const frame_view f = format::locate_frame(bytes.first(im->extent.message_end), pos, h, end);
-        global_metadata g = std::move(*im->meta);
+      if (h.type == frame_type::ntensor && h.total_length == im.index.lengths[index]) {
+        const frame_view f = format::locate_frame(bytes.first(im.extent.message_end), pos, h, end);
+        global_metadata g = std::move(*im.metadata.last.meta);
         if (g.base.size() > count) {
           throw metadata_error("metadata base has " + std::to_string(g.base.size()) +
                                " entries but message contains " + std::to_string(count) + " objects");
@@ -538,7 +571,7 @@ located_object locate_object(std::span<const std::byte> bytes, std::size_t index
     }
     // The index disagrees with the frames: trust the frames.
   }
-  walked_message w = walk_message(bytes);
+  walked_message w = walk_message(bytes, &im.metadata);
   global_metadata g = assemble_metadata(std::move(w.meta), w.objects);
   if (index >= w.objects.size()) {
     throw object_error("object index " + std::to_string(index) +
@@ -673,17 +706,18 @@ namespace {
 detail::layout_reading read_layout(std::span<const std::byte> msg, bool keep_first) {
   detail::layout_reading out;
   message_layout& layout = out.layout;
-  if (std::optional<indexed_message> im = read_index(msg); im && index_tiles_body(*im)) {
-    const std::size_t count = im->index.offsets.size();
-    global_metadata g = std::move(*im->meta);
-    if (keep_first) out.first_metadata = std::move(im->first_meta);
+  indexed_message im;
+  if (read_index(msg, im) && index_tiles_body(im)) {
+    const std::size_t count = im.index.offsets.size();
+    global_metadata g = std::move(*im.metadata.last.meta);
+    if (keep_first) out.first_metadata = std::move(im.metadata.first.meta);
     detail::pad_base_for_index(g, count, keep_first ? &out.first_metadata : nullptr);
     layout.metadata = std::move(g);
     for (std::size_t k = 0; k < count; ++k)
-      layout.objects.push_back({im->index.offsets[k], im->index.lengths[k]});
+      layout.objects.push_back({im.index.offsets[k], im.index.lengths[k]});
     return out;
   }
-  walked_message w = walk_message(msg);
+  walked_message w = walk_message(msg, &im.metadata);
   for (const data_frame_entry& e : w.objects)
     layout.objects.push_back({e.frame.offset, e.frame.bytes.size()});
   if (keep_first) {

@@ -472,6 +472,40 @@ TEST(File, FirstAndFullMetadataThroughASource) {
                          .data_frame(payload, desc)
                          .finish(),
                      true});
+  // An index that does not account for the data frames: the layout reader
+  // falls back to the full walk, which takes the metadata frames the index
+  // read parsed (the first and the last) instead of parsing them again.
+  namespace fmt = tensogram::format;
+  const bytes empty_index = fmt::encode_index_body(fmt::index_body{});
+  samples.push_back({"index that does not tile the body",
+                     message_builder(fmt::message_flags::header_metadata | fmt::message_flags::header_index)
+                         .frame(1, metadata_map(1, 2))
+                         .frame(2, empty_index)
+                         .data_frame(payload, desc)
+                         .data_frame(payload, desc)
+                         .finish(),
+                     false});
+  samples.push_back({"header and footer metadata, index that does not tile the body",
+                     message_builder(fmt::message_flags::header_metadata |
+                                     fmt::message_flags::footer_metadata | fmt::message_flags::header_index)
+                         .frame(1, metadata_map(1, 2))
+                         .frame(2, empty_index)
+                         .data_frame(payload, desc)
+                         .data_frame(payload, desc)
+                         .frame(7, metadata_map(2, 2))
+                         .finish(),
+                     true});
+  samples.push_back({"three metadata frames, index that does not tile the body",
+                     message_builder(fmt::message_flags::header_metadata |
+                                     fmt::message_flags::footer_metadata | fmt::message_flags::header_index)
+                         .frame(1, metadata_map(1, 2))
+                         .frame(1, metadata_map(3, 2))
+                         .frame(2, empty_index)
+                         .data_frame(payload, desc)
+                         .data_frame(payload, desc)
+                         .frame(7, metadata_map(2, 2))
+                         .finish(),
+                     true});
   tgtest::temp_dir dir;
   {
     // Streamed: header metadata without a base, footer metadata and index
