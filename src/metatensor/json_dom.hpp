@@ -31,9 +31,18 @@ namespace metatensor::detail {
 
 /// `text` parsed into `parser` when `parse_strict_json` would accept it and
 /// read the same value, and no integer in it exceeds 2^53 - 1 in magnitude
-/// (§3.1); nothing otherwise. The element lives in `parser`, which keeps a
-/// padded copy of the text.
+/// (§3.1); nothing otherwise. The element lives in `parser`. `readable` is
+/// how many bytes from `text.data()` may be read (a `std::string`'s
+/// capacity): with `SIMDJSON_PADDING` beyond the text the parser reads it in
+/// place, else it parses a padded copy (the text may go after the call
+/// either way: the document keeps its strings in the parser).
 [[nodiscard]] std::optional<simdjson::dom::element> parse_strict_dom(std::string_view text,
-                                                                     simdjson::dom::parser& parser);
+                                                                     simdjson::dom::parser& parser,
+                                                                     std::size_t readable = 0);
+
+/// A copy of `text` that `parse_strict_dom` reads in place (capacity for
+/// `SIMDJSON_PADDING` more bytes) when it is long enough for the parser's
+/// copy to matter; a plain copy otherwise.
+[[nodiscard]] std::string parse_ready_copy(std::string_view text);
 
 }  // namespace metatensor::detail

@@ -25,15 +25,16 @@ namespace metatensor::detail {
 /// '/' -> "~1") to `path`.
 inline void append_pointer_token(std::string& path, std::string_view token) {
   path += '/';
-  for (const char c : token) {
-    if (c == '~') {
-      path += "~0";
-    } else if (c == '/') {
-      path += "~1";
-    } else {
-      path += c;
-    }
+  // Names seldom hold '~' or '/': the runs between them are appended whole
+  // (200 k tensor names per header, issue 27).
+  std::size_t from = 0;
+  for (std::size_t at = token.find_first_of("~/"); at != std::string_view::npos;
+       at = token.find_first_of("~/", from)) {
+    path.append(token.substr(from, at - from));
+    path += token[at] == '~' ? "~0" : "~1";
+    from = at + 1;
   }
+  path.append(token.substr(from));
 }
 
 /// `parent` followed by one more reference token, e.g. child_pointer("/a", "b~") == "/a/b~0".

@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "src/metatensor/fast_json.hpp"
+#include "src/metatensor/json_dom.hpp"
 #include "src/metatensor/strict_json.hpp"
+#include "src/metatensor/text.hpp"
 
 namespace {
 
@@ -274,6 +276,56 @@ TEST(FastJson, MutationsAgreeWithReference) {
   // Some mutants stay valid (e.g. an edited string), so both sides of the
   // comparison are exercised.
   EXPECT_GT(accepted, 100);
+}
+
+// The metadata strings a header carries (schema, layout table) are copied
+// with room for the parser's padding and parsed in place; a short or
+// unpadded text is copied by the parser. Both read the same document.
+TEST(FastJson, DocumentsParsedInPlaceOrCopiedAlike) {
+  std::string doc = "{\"tensors\":{";
+  for (int i = 0; i < 400; ++i) {
+    if (i > 0) doc += ',';
+    doc += "\"tensor." + std::to_string(1000 + i) + "\":{\"rank\":" + std::to_string(i % 5) + "}";
+  }
+  doc += "}}";
+  ASSERT_GE(doc.size(), 4096U);
+  const std::string ready = metatensor::detail::parse_ready_copy(doc);
+  EXPECT_EQ(ready, doc);
+  EXPECT_GE(ready.capacity(), ready.size() + 64);
+  const std::string shorter = metatensor::detail::parse_ready_copy("{\"a\":1}");
+  EXPECT_EQ(shorter, "{\"a\":1}");
+
+  simdjson::dom::parser in_place;
+  simdjson::dom::parser copied;
+  const auto a = metatensor::detail::parse_strict_dom(ready, in_place, ready.capacity());
+  const auto b = metatensor::detail::parse_strict_dom(doc, copied);
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(simdjson::to_string(*a), simdjson::to_string(*b));
+  // A capacity claimed but too small for the padding: the parser copies.
+  const auto c = metatensor::detail::parse_strict_dom(doc, copied, doc.size() + 1);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(simdjson::to_string(*c), simdjson::to_string(*a));
+  // The strict checks hold in place too: a duplicate key is declined.
+  std::string dup =
+      metatensor::detail::parse_ready_copy("{\"k\":1,\"k\":2," + std::string(5000, ' ') + "\"z\":0}");
+  EXPECT_FALSE(metatensor::detail::parse_strict_dom(dup, in_place, dup.capacity()));
+}
+
+// JSON Pointer tokens (RFC 6901 §3): '~' and '/' escaped wherever they
+// occur, the rest appended whole.
+TEST(FastJson, PointerTokensEscapeTildeAndSlash) {
+  const auto token = [](std::string_view t) {
+    std::string p = "/properties";
+    metatensor::detail::append_pointer_token(p, t);
+    return p;
+  };
+  EXPECT_EQ(token("layer.0.weight"), "/properties/layer.0.weight");
+  EXPECT_EQ(token(""), "/properties/");
+  EXPECT_EQ(token("a~b/c"), "/properties/a~0b~1c");
+  EXPECT_EQ(token("~"), "/properties/~0");
+  EXPECT_EQ(token("//~~"), "/properties/~1~1~0~0");
+  EXPECT_EQ(token("x/"), "/properties/x~1");
+  EXPECT_EQ(token("~01"), "/properties/~001");
 }
 
 }  // namespace

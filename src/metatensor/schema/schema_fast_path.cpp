@@ -69,7 +69,10 @@ bool allowed_name(std::string_view name) {
 bool flat_tensor(dom::element node, std::string_view name, tensor_layout& t) {
   t.name = std::string(name);
   t.kind = tensor_kind::flat;
-  std::string ptr = "/properties";
+  std::string ptr;
+  // Room for the name and two levels of "/items" without growing.
+  ptr.reserve(name.size() + 32);
+  ptr = "/properties";
   append_pointer_token(ptr, name);
   while (true) {
     dom::object members;
@@ -124,9 +127,10 @@ bool flat_tensor(dom::element node, std::string_view name, tensor_layout& t) {
 
 }  // namespace
 
-std::optional<compiled_schema> schema_fast_path::compile_embedded(std::string_view text) {
+std::optional<compiled_schema> schema_fast_path::compile_embedded(std::string_view text,
+                                                                  std::size_t readable) {
   dom::parser parser;
-  const auto root = parse_strict_dom(text, parser);
+  const auto root = parse_strict_dom(text, parser, readable);
   dom::object top;
   if (!root || root->get_object().get(top) != simdjson::SUCCESS) return std::nullopt;
   bool typed = false;

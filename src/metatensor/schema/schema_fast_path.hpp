@@ -65,7 +65,9 @@ struct schema_fast_path {
   /// A file's schema text (§3.1, `schema_source::embedded`) compiled as
   /// `compile_schema` would, when it is in the grammar above; nothing
   /// otherwise (the caller then parses and compiles it the reference way).
-  [[nodiscard]] static std::optional<compiled_schema> compile_embedded(std::string_view text);
+  /// `readable` as for `parse_strict_dom` (json_dom.hpp).
+  [[nodiscard]] static std::optional<compiled_schema> compile_embedded(std::string_view text,
+                                                                       std::size_t readable = 0);
 };
 
 }  // namespace metatensor::detail

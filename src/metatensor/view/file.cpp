@@ -192,7 +192,9 @@ header_keys check_keys(const safetensors::file& base) {
   out.alignment = *a;
   const auto* schema = get("metatensor.schema");
   if (schema == nullptr) fail(errc::mt_schema_json, "metatensor.schema is missing");
-  out.fast_schema = detail::schema_fast_path::compile_embedded(*schema);
+  // The base layer left room for the parser's padding after these strings
+  // (`parse_ready_copy`): both are parsed in place.
+  out.fast_schema = detail::schema_fast_path::compile_embedded(*schema, schema->capacity());
   if (!out.fast_schema) {
     out.schema =
         parse_strict_json(*schema, json_errors{errc::mt_schema_json, errc::mt_schema_json, "schema"});
@@ -203,7 +205,7 @@ header_keys check_keys(const safetensors::file& base) {
   const auto* layout = get("metatensor.layout");
   if (layout == nullptr) fail(errc::mt_layout_json, "metatensor.layout is missing");
   out.layout_text = *layout;
-  out.layout_dom = detail::layout_table_dom::read(*layout);
+  out.layout_dom = detail::layout_table_dom::read(*layout, layout->capacity());
   if (!out.layout_dom) out.layout = parse_layout_table(*layout);
   for (const auto& [key, _] : md) {
     if (!key.starts_with(reserved_prefix)) continue;
@@ -496,9 +498,18 @@ std::shared_ptr<state> validate(tensogram::buffer image) {
   // The logical tensors present: physical names that are root properties.
   const auto physical = s->base.tensors();
   logical_by_physical by_physical(physical.size(), nullptr);
+  // Writers usually place tensors in name order within a dtype class, so
+  // the schema's next layout after the last one found is usually the one
+  // wanted: one comparison instead of a search among 200 k names that share
+  // long prefixes (issue 27).
+  const auto& layouts = s->schema.tensors();
+  auto next = layouts.begin();
   for (std::size_t i = 0; i < physical.size(); ++i) {
     const auto& t = physical[i];
-    if (const auto* l = s->schema.find(t.name())) {
+    auto found = next != layouts.end() && next->first == t.name() ? next : layouts.find(t.name());
+    if (found != layouts.end()) {
+      next = std::next(found);
+      const tensor_layout* l = &found->second;
       // Usually in name order already (then the hint saves the search).
       auto& lt = s->tensors.try_emplace(s->tensors.end(), std::string_view(l->name))->second;
       lt.layout = l;

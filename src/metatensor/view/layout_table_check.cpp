@@ -18,9 +18,9 @@ struct layout_table_dom::parsed {
 layout_table_dom::layout_table_dom(std::unique_ptr<parsed> p) : parsed_(std::move(p)) {}
 layout_table_dom::~layout_table_dom() = default;
 
-std::unique_ptr<layout_table_dom> layout_table_dom::read(std::string_view text) {
+std::unique_ptr<layout_table_dom> layout_table_dom::read(std::string_view text, std::size_t readable) {
   auto p = std::make_unique<parsed>();
-  const auto root = parse_strict_dom(text, p->parser);
+  const auto root = parse_strict_dom(text, p->parser, readable);
   if (!root) return nullptr;
   p->root = *root;
   return std::make_unique<layout_table_dom>(std::move(p));

@@ -28,8 +28,10 @@ class layout_table_dom {
 
   /// Step 2 for the layout table's text: nothing when the reference path
   /// must parse it (invalid or duplicated, an integer beyond 2^53 - 1, or a
-  /// construct only the reference reads, see json_dom.hpp).
-  [[nodiscard]] static std::unique_ptr<layout_table_dom> read(std::string_view text);
+  /// construct only the reference reads, see json_dom.hpp). `readable` as
+  /// for `parse_strict_dom`.
+  [[nodiscard]] static std::unique_ptr<layout_table_dom> read(std::string_view text,
+                                                              std::size_t readable = 0);
 
   struct parsed;  // the parser holding the document (the .cpp file's)
   explicit layout_table_dom(std::unique_ptr<parsed> p);
