@@ -476,36 +476,21 @@ TEST(File, FirstAndFullMetadataThroughASource) {
   // falls back to the full walk, which takes the metadata frames the index
   // read parsed (the first and the last) instead of parsing them again.
   namespace fmt = tensogram::format;
-  const bytes empty_index = fmt::encode_index_body(fmt::index_body{});
-  samples.push_back({"index that does not tile the body",
-                     message_builder(fmt::message_flags::header_metadata | fmt::message_flags::header_index)
-                         .frame(1, metadata_map(1, 2))
-                         .frame(2, empty_index)
-                         .data_frame(payload, desc)
-                         .data_frame(payload, desc)
-                         .finish(),
-                     false});
-  samples.push_back({"header and footer metadata, index that does not tile the body",
-                     message_builder(fmt::message_flags::header_metadata |
-                                     fmt::message_flags::footer_metadata | fmt::message_flags::header_index)
-                         .frame(1, metadata_map(1, 2))
-                         .frame(2, empty_index)
-                         .data_frame(payload, desc)
-                         .data_frame(payload, desc)
-                         .frame(7, metadata_map(2, 2))
-                         .finish(),
-                     true});
-  samples.push_back({"three metadata frames, index that does not tile the body",
-                     message_builder(fmt::message_flags::header_metadata |
-                                     fmt::message_flags::footer_metadata | fmt::message_flags::header_index)
-                         .frame(1, metadata_map(1, 2))
-                         .frame(1, metadata_map(3, 2))
-                         .frame(2, empty_index)
-                         .data_frame(payload, desc)
-                         .data_frame(payload, desc)
-                         .frame(7, metadata_map(2, 2))
-                         .finish(),
-                     true});
+  // Header metadata frames with steps `header_steps`, an empty index, two
+  // objects, then a footer metadata frame with step `footer_step` (if not 0).
+  const auto not_tiled = [&](std::vector<std::uint64_t> header_steps, std::uint64_t footer_step) {
+    std::uint16_t flags = fmt::message_flags::header_metadata | fmt::message_flags::header_index;
+    if (footer_step != 0) flags |= fmt::message_flags::footer_metadata;
+    message_builder b(flags);
+    for (std::uint64_t step : header_steps) b.frame(1, metadata_map(step, 2));
+    b.frame(2, fmt::encode_index_body(fmt::index_body{})).data_frame(payload, desc).data_frame(payload, desc);
+    if (footer_step != 0) b.frame(7, metadata_map(footer_step, 2));
+    return b.finish();
+  };
+  samples.push_back({"index that does not tile the body", not_tiled({1}, 0), false});
+  samples.push_back(
+      {"header and footer metadata, index that does not tile the body", not_tiled({1}, 2), true});
+  samples.push_back({"three metadata frames, index that does not tile the body", not_tiled({1, 3}, 2), true});
   tgtest::temp_dir dir;
   {
     // Streamed: header metadata without a base, footer metadata and index
