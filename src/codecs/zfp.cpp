@@ -8,6 +8,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -30,10 +32,24 @@ using zfp_detail::coding_params;
   throw encoding_error("compression error: zfp error: " + what);
 }
 
-// libzfp's bound on bits per block (ZFP_MAX_BITS) outside fixed-rate mode.
+// libzfp's bound on bits per block (ZFP_MAX_BITS) outside fixed-rate mode;
+// our encoder also refuses fixed-rate blocks beyond it (zfp_compress).
 constexpr std::uint32_t k_unlimited_bits = 16658;
+static_assert(zfp_max_rate * 4 == k_unlimited_bits);
 // Bits zfp_stream_maximum_size reserves for a header (ZFP_HEADER_MAX_BITS).
 constexpr std::uint64_t k_header_max_bits = 148;
+
+// A rate as the user wrote it: the fewest significant digits that read
+// back as d (printf, not std::to_chars: the WebAssembly build's libc++ 14
+// has no floating-point to_chars).
+std::string rate_text(double d) {
+  char buf[32];
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, d);
+    if (std::strtod(buf, nullptr) == d) break;
+  }
+  return buf;
+}
 
 void check_count(std::uint64_t n) {
   if (n > (std::uint64_t{1} << 60)) fail("value count too large");
@@ -106,7 +122,7 @@ zfp_stream_limits zfp_stream_parameters(const zfp_params& p) {
       // zfp_stream_set_rate(rate, double, dims 1, align false): 4·rate
       // rounded half up, at least the 12 header bits; min = max (spec 03 §8.6).
       const double want = std::floor(4.0 * p.rate + 0.5);
-      if (!(want >= 0.0) || want > 4294967295.0) fail("rate " + std::to_string(p.rate) + " out of range");
+      if (!(want >= 0.0) || want > 4294967295.0) fail("rate " + rate_text(p.rate) + " out of range");
       const auto bits = std::max(static_cast<std::uint32_t>(want), std::uint32_t{zfp_detail::k_header_bits});
       c = {bits, bits, zfp_detail::k_max_precision, zfp_detail::k_min_exponent};
       break;
@@ -147,6 +163,15 @@ std::size_t zfp_maximum_size(std::uint64_t n, const zfp_params& p) {
 std::vector<std::byte> zfp_compress(std::span<const std::byte> in, const zfp_params& zp) {
   if (in.size() % 8 != 0) fail("data length " + std::to_string(in.size()) + " is not a multiple of 8");
   const coding_params p = zfp_stream_parameters(zp);
+  // libzfp codes a fixed-rate block of any size, so a rate of 10^9 bits per
+  // value asks for 500 MB of stream per block of four values, all but a few
+  // hundred bits of it zero padding (max_block_bits). We refuse rates beyond
+  // libzfp's own block bound: a block's stream stays under 2,083 bytes. A
+  // documented deviation from the reference (docs/pipeline.md).
+  if (zp.mode == zfp_mode::fixed_rate && zp.rate > zfp_max_rate) {
+    fail("rate " + rate_text(zp.rate) + " out of range: at most " + rate_text(zfp_max_rate) +
+         " bits per value (" + std::to_string(k_unlimited_bits) + " bits per block, libzfp's ZFP_MAX_BITS)");
+  }
   const std::size_t n = in.size() / 8;
   if (n == 0) return {};
   const std::uint64_t blocks = block_count(n);

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <string>
 
 #include "tensogram/cbor/codec.hpp"
@@ -250,7 +251,18 @@ prepared_object prepare_raw(const object_input& in, const encode_options& option
 prepared_object prepare_object(const object_input& in, std::size_t index, const encode_options& options,
                                bool pre_encoded, std::uint32_t intra) {
   validate_object(in, index);
-  prepared_object obj = pre_encoded ? prepare_pre_encoded(in) : prepare_raw(in, options, intra);
+  prepared_object obj;
+  try {
+    obj = pre_encoded ? prepare_pre_encoded(in) : prepare_raw(in, options, intra);
+  } catch (const std::bad_alloc&) {
+    // As on decode (spec 01 §19.1): memory the pipeline needs for an object
+    // is fallible and surfaces as an error naming the object.
+    const data_object_descriptor& d = in.descriptor;
+    throw encoding_error("cannot allocate memory to encode object " + std::to_string(index) + " of " +
+                         std::to_string(d.element_count()) + " element(s) of " +
+                         std::string(dtype_name(d.dtype)) + " (encoding " + d.encoding + ", filter " +
+                         d.filter + ", compression " + d.compression + ")");
+  }
   obj.cbor = cbor::encode(obj.descriptor.to_cbor());
   obj.frame_length =
       format::frame_header_size + obj.payload.size() + obj.cbor.size() + format::data_footer_size;
@@ -529,7 +541,11 @@ void encode_message(const global_metadata& metadata, std::span<const object_inpu
     single->payload = std::span<const std::byte>(body.data() + payload_at, payload_size);
     out.swap(body);
   } else if (out.capacity() < total) {
-    reserve_advised(out, total);
+    try {
+      reserve_advised(out, total);
+    } catch (const std::bad_alloc&) {
+      throw encoding_error("cannot allocate an encoded message of " + std::to_string(total) + " bytes");
+    }
     out.clear();
   } else {
     out.resize(total);  // a reused vector: its pages are already mapped

@@ -232,6 +232,43 @@ TEST(Zfp, ToleranceThatLibzfpRefusesIsAnError) {
   }
 }
 
+TEST(Zfp, FixedRatesAboveLibzfpsBlockBoundAreRefused) {
+  // Up to ZFP_MAX_BITS per block the stream is libzfp's (rate 4164.5 gives
+  // exactly 16658 bits per block)...
+  const std::vector<double> values = make_values(kind::smooth, 9, 3);
+  const tc::zfp_params top{.mode = tc::zfp_mode::fixed_rate, .rate = tc::zfp_max_rate};
+  EXPECT_EQ(tc::zfp_stream_parameters(top).maxbits, 16658U);
+  check_identical(values, top);
+  // ...beyond it the encoder refuses before allocating: rate 886737121
+  // asked for 7 GB for 64 values (a fuzz_cli_pipeline finding).
+  const auto expect_refused = [](double rate, const std::string& fragment) {
+    SCOPED_TRACE(rate);
+    const tc::zfp_params p{.mode = tc::zfp_mode::fixed_rate, .rate = rate};
+    try {
+      static_cast<void>(tc::zfp_compress(as_bytes(make_values(kind::smooth, 64, 4)), p));
+      ADD_FAILURE() << "accepted";
+    } catch (const tensogram::encoding_error& e) {
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  };
+  expect_refused(4164.51, "rate 4164.51 out of range: at most 4164.5 bits per value (16658 bits per block");
+  expect_refused(886737121.0, "rate 886737121 out of range: at most 4164.5 bits per value");
+  // Rates whose block size does not fit 32 bits were refused before.
+  expect_refused(1e300, "rate 1e+300 out of range");
+  expect_refused(std::numeric_limits<double>::infinity(), "rate inf out of range");
+  // Streams libzfp writes with larger blocks still decode as libzfp decodes
+  // them, whole and by range.
+  const tc::zfp_params big{.mode = tc::zfp_mode::fixed_rate, .rate = 5000.0};
+  const bytes peer = libzfp_compress(values, big);
+  const std::vector<double> expected = libzfp_decompress(peer, values.size(), big);
+  const bytes decoded = tc::zfp_decompress(peer, values.size(), big);
+  ASSERT_EQ(decoded.size(), values.size() * 8);
+  EXPECT_EQ(std::memcmp(decoded.data(), expected.data(), decoded.size()), 0);
+  bytes slice(3 * 8);
+  tc::zfp_decompress_range_into(peer, values.size(), big, 5, 3, slice);
+  EXPECT_EQ(std::memcmp(slice.data(), expected.data() + 5, slice.size()), 0);
+}
+
 TEST(Zfp, EveryShortLengthKindAndModeIsLibzfpBitForBit) {
   std::uint64_t seed = 1;
   for (const tc::zfp_params& p : all_modes()) {

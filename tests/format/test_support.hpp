@@ -24,6 +24,20 @@ namespace tgtest {
 
 using bytes = std::vector<std::byte>;
 
+/// Whether this build runs under AddressSanitizer (GCC defines the macro,
+/// Clang answers __has_feature).
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool k_address_sanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool k_address_sanitized = true;
+#else
+inline constexpr bool k_address_sanitized = false;
+#endif
+#else
+inline constexpr bool k_address_sanitized = false;
+#endif
+
 inline std::string fixture_path(std::string_view name) {
   return std::string(TENSOGRAM_FIXTURES) + "/tgm/" + std::string(name);
 }

@@ -23,17 +23,7 @@ using tgtest::bytes;
 // AddressSanitizer keeps freed blocks in quarantine and maps shadow memory,
 // so the resident set says nothing about the scanner there; the bytes-read
 // bound still holds.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool k_sanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool k_sanitized = true;
-#else
-constexpr bool k_sanitized = false;
-#endif
-#else
-constexpr bool k_sanitized = false;
-#endif
+constexpr bool k_sanitized = tgtest::k_address_sanitized;
 
 // Resident set size of this process, in bytes (from /proc/self/statm).
 std::uint64_t resident_bytes() {

@@ -1,7 +1,11 @@
-// Encode-time validation (spec 02 §3.3, §13), non-finite input (spec 02 §9)
-// and pipeline names (spec 02 §4.1).
+// Encode-time validation (spec 02 §3.3, §13), non-finite input (spec 02 §9),
+// pipeline names (spec 02 §4.1) and allocation failures (spec 01 §19.1).
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -349,6 +353,48 @@ TEST(JsonEncode, CountMismatchAndRoundTrip) {
   EXPECT_EQ(m.get_metadata().get_string("k"), "v");
   const std::vector<std::uint8_t> pre = tg::encode_pre_encoded(json, objs, fixed_options());
   EXPECT_EQ(pre, msg);
+}
+
+// Encodes 64 MB of float64 with the address space capped a little above
+// what the process already maps, and exits 0 when the result is an
+// encoding_error holding `fragment` (a std::bad_alloc, the untyped error
+// this replaces, exits 1).
+[[noreturn]] void encode_under_address_cap(const std::string& compression, const std::string& fragment) {
+  const bytes data(64U << 20, std::byte{1});
+  auto d = tg::data_object_descriptor::contiguous(dtype::float64, {data.size() / 8});
+  d.compression = compression;
+  tg::encode_options o = fixed_options();
+  o.threads = 1;
+  std::uint64_t mapped_pages = 0;
+  std::ifstream("/proc/self/statm") >> mapped_pages;
+  const rlimit cap{mapped_pages * 4096 + (16U << 20), RLIM_INFINITY};
+  if (::setrlimit(RLIMIT_AS, &cap) != 0) std::exit(3);
+  try {
+    const std::vector<tg::object_input> in = {object(d, data)};
+    static_cast<void>(tg::encode(tg::global_metadata{}, in, o));
+    std::fputs("encode succeeded under the cap\n", stderr);
+  } catch (const tg::encoding_error& e) {
+    if (std::string(e.what()).find(fragment) != std::string::npos) std::exit(0);
+    std::fprintf(stderr, "encoding_error without the fragment: %s\n", e.what());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "untyped error: %s\n", e.what());
+  }
+  std::exit(1);
+}
+
+TEST(EncodeValidation, AllocationFailuresAreEncodingErrors) {
+  // Under AddressSanitizer an allocation beyond the limit ends the process.
+  if (tgtest::k_address_sanitized)
+    GTEST_SKIP() << "AddressSanitizer aborts on an allocation beyond RLIMIT_AS";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  // The pipeline's own buffer (lz4's bound) for the object...
+  EXPECT_EXIT(encode_under_address_cap("lz4",
+                                       "cannot allocate memory to encode object 0 of 8388608 "
+                                       "element(s) of float64 (encoding none, filter none, compression lz4)"),
+              ::testing::ExitedWithCode(0), "");
+  // ...and the message buffer, when the payload is the caller's bytes.
+  EXPECT_EXIT(encode_under_address_cap("none", "cannot allocate an encoded message of "),
+              ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace

@@ -364,6 +364,9 @@ TEST_F(PipelineFlags, ImpossibleCombinationsAreUsageErrors) {
                  "invalid value 'lossless' for '--zfp-mode <MODE>'\n  [possible values: ");
   expect_failure("f8", {"--compression", "zfp", "--zfp-tolerance", "0"}, 2,
                  "invalid value '0' for '--zfp-tolerance <T>'");
+  expect_failure("f8", {"--compression", "zfp", "--zfp-rate", "886737121"}, 2,
+                 "invalid value '886737121' for '--zfp-rate <R>': Value 886737121 not in range 0 to 4164.5: "
+                 "fixed-rate zfp blocks are limited to 16658 bits");
   expect_failure("f8", {"--compression", "zfp", "--zfp-precision", "0"}, 2,
                  "invalid value '0' for '--zfp-precision <P>'");
   expect_failure("f8", {"--compression", "zfp", "--zfp-rate", "8", "--encoding", "simple_packing"}, 2,

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <tensogram/codecs/simple_packing.hpp>
 #include <tensogram/codecs/szip.hpp>
+#include <tensogram/codecs/zfp.hpp>
 #include <tensogram/core/dtype.hpp>
 #include <tensogram/core/error.hpp>
 #include <tensogram/doctor.hpp>
@@ -45,6 +46,22 @@ std::string join(const std::vector<std::string>& items, const char* sep) {
   std::string out;
   for (const std::string& s : items) out += (out.empty() ? "" : sep) + s;
   return out;
+}
+
+// Rates above zfp_max_rate only add zero padding to every block; the codec
+// refuses them (docs/pipeline.md), so the flag does too, before any work.
+CLI::Validator zfp_rate_validator() {
+  CLI::Validator v(
+      [](std::string& in) -> std::string {
+        double rate = 0.0;
+        if (CLI::detail::lexical_cast(in, rate) && rate > codecs::zfp_max_rate) {
+          // CLI::Range's wording, which the clap-style error quotes.
+          return "Value " + in + " not in range 0 to 4164.5: fixed-rate zfp blocks are limited to 16658 bits";
+        }
+        return {};
+      },
+      "");
+  return v;
 }
 
 // Like CLI::IsMember (same "{a,b,c}" description, which the help, the
@@ -215,8 +232,9 @@ void add_pipeline_flags(CLI::App& cmd, pipeline_flags& flags, pipeline_flag_set 
         ->check(CLI::IsMember(zfp_modes))
         ->type_name("MODE")
         ->group(group);
-    cmd.add_option("--zfp-rate", flags.zfp_rate, "zfp fixed_rate: bits per value")
+    cmd.add_option("--zfp-rate", flags.zfp_rate, "zfp fixed_rate: bits per value, at most 4164.5")
         ->check(CLI::PositiveNumber)
+        ->check(zfp_rate_validator())
         ->type_name("R")
         ->group(group);
     cmd.add_option("--zfp-precision", flags.zfp_precision, "zfp fixed_precision: bit planes kept (1-64)")

@@ -29,6 +29,13 @@ struct zfp_params {
   double tolerance = 1e-3;       // fixed_accuracy: absolute error
 };
 
+/// The largest fixed-rate `rate` zfp_compress accepts: libzfp's bound on
+/// bits per block (ZFP_MAX_BITS, 16658) over four values. libzfp and the
+/// reference take any rate; beyond this one a block is zero padding (a few
+/// hundred bits carry information) and the stream grows without use, e.g.
+/// 7 GB for 64 values at rate 886737121. Streams with larger blocks decode.
+inline constexpr double zfp_max_rate = 4164.5;
+
 /// zfp's four stream parameters (zfp_stream_params): bits per block at
 /// least/at most, bit planes at most, smallest exponent coded.
 struct zfp_stream_limits {
@@ -48,8 +55,9 @@ struct zfp_stream_limits {
 /// longest stream n values can give (saturating at SIZE_MAX).
 [[nodiscard]] std::size_t zfp_maximum_size(std::uint64_t n, const zfp_params& p);
 
-/// Throws `encoding_error` when the length is not a multiple of 8 or the
-/// parameters are rejected (see zfp_stream_parameters).
+/// Throws `encoding_error` when the length is not a multiple of 8, the
+/// parameters are rejected (see zfp_stream_parameters) or a fixed rate is
+/// above zfp_max_rate.
 [[nodiscard]] std::vector<std::byte> zfp_compress(std::span<const std::byte> in, const zfp_params& p);
 
 /// Decodes `n` float64 values (host order). Payloads longer than the largest
