@@ -44,9 +44,6 @@ class probe_source final : public tensogram::io::byte_source {
   std::span<const std::byte> bytes_;
 };
 
-// Messages decoded per scan mode.
-constexpr std::size_t max_decoded = 8;
-
 bool same_extent(const tensogram::scan_entry& a, const tensogram::scan_entry& b) {
   return a.offset == b.offset && a.length == b.length;
 }
@@ -71,7 +68,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       previous_end = e.offset + e.length;
     }
     const std::size_t first_mode_count = decoded.size();
-    for (std::size_t i = 0; i < entries.size() && i < max_decoded; ++i) {
+    for (std::size_t i = 0; i < entries.size() && i < tensogram_fuzz::max_decoded_messages; ++i) {
       const auto seen = decoded.begin() + static_cast<std::ptrdiff_t>(first_mode_count);
       if (std::any_of(decoded.begin(), seen, [&](const auto& d) { return same_extent(d, entries[i]); }))
         continue;

@@ -11,17 +11,6 @@
 
 #include "fuzz_common.hpp"
 
-namespace {
-
-// Messages whose metadata is decoded: the first ones and the last. The
-// scan is this target's subject (fuzz_decode_metadata has the metadata
-// parser to itself); decoding every message of an input cut from the
-// hundred-message fixtures parsed the same metadata shape a hundred times
-// per execution, which was 60 % of the target's time and reached no new code.
-constexpr std::size_t max_decoded = 8;
-
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace tensogram;
   const std::span<const std::byte> bytes = tensogram_fuzz::as_bytes(data, size);
@@ -33,7 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const scan_entry& e = entries[i];
     if (e.offset < previous_end || e.length > size || e.offset > size - e.length) __builtin_trap();
     previous_end = e.offset + e.length;
-    if (i >= max_decoded && i + 1 != entries.size()) continue;
+    if (i >= tensogram_fuzz::max_decoded_messages && i + 1 != entries.size()) continue;
     try {
       const metadata meta = decode_metadata(bytes.subspan(e.offset, e.length));
       sink = sink + meta.num_objects();

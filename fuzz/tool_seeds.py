@@ -58,6 +58,10 @@ def main():
         "packing": (8, ["--encoding", "simple_packing", "--bits", "12", "--compression", "szip"]),
         "blosc2": (17, ["--compression=blosc2", "--compression-level=9"]),
         "zfp": (1, ["--compression", "zfp", "--zfp-rate", "16"]),
+        # The largest fixed rate the codec takes, and the campaign finding
+        # of 2026-11-30 (a 7 GB stream for 64 values), now a usage error.
+        "zfp_top_rate": (1, ["--compression", "zfp", "--zfp-rate", "4164.5"]),
+        "zfp_huge_rate": (1, ["--compression", "zfp", "--zfp-rate", "886737121"]),
         "zfp_tol": (9, ["--compression", "zfp", "--zfp-mode", "fixed_accuracy", "--zfp-tolerance", "0.01"]),
         "sz3": (1, ["--compression", "sz3", "--sz3-mode", "rel", "--sz3-bound", "1e-3"]),
         "szip": (5, ["--compression", "szip", "--szip-rsi", "64", "--szip-block-size", "32"]),

@@ -63,8 +63,17 @@ struct data_frame_entry {
   std::optional<cbor::value> preceder;  // base entry from a type-8 frame, `_reserved_` stripped
 };
 
+// Records a parsed metadata frame: the last one wins, the first one is kept
+// aside once a later one replaces it (`decode_metadata` returns it, §14.2).
+// `Slot` tests true when it holds a frame.
+template <typename Slot>
+void keep_last_and_first(Slot& last, Slot& first, Slot parsed) {
+  if (last && !first) first = std::move(last);
+  last = std::move(parsed);
+}
+
 // Metadata frames parsed by the index read of a message, by frame offset
-// (the last one and the first, as `keep_metadata` keeps them). When the
+// (the last one and the first, as `keep_last_and_first` keeps them). When the
 // index path fails or does not tile the body, the full walk takes them
 // instead of parsing the same bytes again: a frame's metadata depends only
 // on its bytes, so the result is the same.
@@ -72,15 +81,13 @@ struct parsed_metadata_frames {
   struct slot {
     std::optional<global_metadata> meta;
     std::size_t offset = 0;
+    explicit operator bool() const noexcept { return meta.has_value(); }
   };
   slot last;
   slot first;
 
-  // Records `parsed`, read at `offset`: the last one wins, the first is
-  // kept aside once a later one replaces it.
   void keep(global_metadata parsed, std::size_t offset) {
-    if (last.meta && !first.meta) first = std::move(last);
-    last = slot{std::move(parsed), offset};
+    keep_last_and_first(last, first, slot{std::move(parsed), offset});
   }
 };
 
@@ -90,14 +97,6 @@ struct walked_message {
   std::optional<global_metadata> first_meta;  // the first one, once a later one replaced it
   std::vector<data_frame_entry> objects;
 };
-
-// Records a parsed metadata frame: the last one wins, the first one is kept
-// aside when it is replaced (`decode_metadata` returns it, §14.2).
-void keep_metadata(std::optional<global_metadata>& last, std::optional<global_metadata>& first,
-                   global_metadata parsed) {
-  if (last && !first) first = std::move(last);
-  last = std::move(parsed);
-}
 
 // Runs `parse` on a frame body, adding the frame's type and offset to any
 // metadata error so the message says where (spec 01 §19.2 #24–#32).
@@ -136,7 +135,9 @@ class message_frames final : public format::walk_sink {
   bool frame(const frame_view& f) override {
     switch (f.header.type) {
       case frame_type::header_metadata:
-      case frame_type::footer_metadata: keep_metadata(out_.meta, out_.first_meta, take_or_parse(f)); break;
+      case frame_type::footer_metadata:
+        keep_last_and_first(out_.meta, out_.first_meta, std::optional(take_or_parse(f)));
+        break;
       case frame_type::header_index:
       case frame_type::footer_index:
       case frame_type::header_hash:

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -18,11 +19,38 @@ using namespace capi_test;
 namespace fs = std::filesystem;
 using clock_type = std::chrono::steady_clock;
 
-// Occupies the runtime's only worker until `release()`.
+// Whether a thread of this process sleeps in open() of a FIFO waiting for a
+// writer (its kernel wait channel is wait_for_partner), polled up to 30 s.
+// Where the kernel hides wait channels (every thread reads "0" for a
+// second), that second's pause stands in for the check.
+bool a_thread_waits_on_a_fifo() {
+  const auto start = clock_type::now();
+  bool informative = false;
+  while (clock_type::now() - start < std::chrono::seconds(30)) {
+    std::error_code ec;
+    for (fs::directory_iterator it("/proc/self/task", ec), end; !ec && it != end; it.increment(ec)) {
+      std::ifstream wchan(it->path() / "wchan");
+      std::string where;
+      if (!(wchan >> where)) continue;
+      if (where == "wait_for_partner") return true;
+      informative = informative || where != "0";
+    }
+    if (!informative && clock_type::now() - start > std::chrono::seconds(1)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return false;
+}
+
+// Occupies the runtime's only worker until `release()`. The constructor
+// returns once the worker sleeps in the FIFO's open(): on a loaded machine
+// the worker may not have taken the task yet, and a task cancelled while
+// still queued never opens the FIFO, so the tests' release() found no
+// reader (a failure seen once, beside a CI run).
 struct blocked_worker {
   explicit blocked_worker(const fs::path& dir) : pipe(dir / "block.fifo") {
     EXPECT_TGM_OK(tgm_async_file_open(pipe.path().c_str(), nullptr, 0, &raw));
     task.reset(raw);
+    EXPECT_TRUE(a_thread_waits_on_a_fifo()) << "the runtime's worker never blocked on " << pipe.path();
   }
   fifo pipe;
   tgm_async_task_t* raw = nullptr;
