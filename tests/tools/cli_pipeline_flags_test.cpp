@@ -367,6 +367,17 @@ TEST_F(PipelineFlags, ImpossibleCombinationsAreUsageErrors) {
   expect_failure("f8", {"--compression", "zfp", "--zfp-rate", "886737121"}, 2,
                  "invalid value '886737121' for '--zfp-rate <R>': Value 886737121 not in range 0 to 4164.5: "
                  "fixed-rate zfp blocks are limited to 16658 bits");
+  // NaN was let through to the codec (exit 1 after reading the input).
+  expect_failure("f8", {"--compression", "zfp", "--zfp-rate", "nan"}, 2,
+                 "invalid value 'nan' for '--zfp-rate <R>': Value nan is not a finite number > 0");
+  expect_failure("f8", {"--compression", "zfp", "--zfp-tolerance", "nan"}, 2,
+                 "invalid value 'nan' for '--zfp-tolerance <T>': Value nan is not a finite number > 0");
+  expect_failure("f8", {"--compression", "zfp", "--zfp-tolerance", "inf"}, 2,
+                 "invalid value 'inf' for '--zfp-tolerance <T>': Value inf is not a finite number > 0");
+  expect_failure("f8", {"--compression", "sz3", "--sz3-bound", "nan"}, 2,
+                 "invalid value 'nan' for '--sz3-bound <B>': Value nan is not a finite number >= 0");
+  expect_failure("f8", {"--compression", "sz3", "--sz3-bound", "-1e-3"}, 2,
+                 "invalid value '-1e-3' for '--sz3-bound <B>': Value -1e-3 is not a finite number >= 0");
   expect_failure("f8", {"--compression", "zfp", "--zfp-precision", "0"}, 2,
                  "invalid value '0' for '--zfp-precision <P>'");
   expect_failure("f8", {"--compression", "zfp", "--zfp-rate", "8", "--encoding", "simple_packing"}, 2,

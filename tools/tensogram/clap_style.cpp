@@ -89,10 +89,13 @@ std::string invalid_value_text(const std::string& rendered, const std::string& d
     return "invalid value '" + detail.substr(0, not_in) + "' for '" + rendered +
            "'\n  [possible values: " + listed + "]";
   }
-  // CLI::Range: "Value 65 not in range 0 to 64".
-  if (detail.rfind("Value ", 0) == 0 && detail.find(" not in range ") != std::string::npos) {
-    return "invalid value '" + detail.substr(6, detail.find(" not in range ") - 6) + "' for '" + rendered +
-           "': " + detail;
+  // CLI::Range: "Value 65 not in range 0 to 64"; ours: "Value nan is not a
+  // finite number > 0".
+  for (const char* marker : {" not in range ", " is not a "}) {
+    if (detail.rfind("Value ", 0) == 0 && detail.find(marker) != std::string::npos) {
+      return "invalid value '" + detail.substr(6, detail.find(marker) - 6) + "' for '" + rendered +
+             "': " + detail;
+    }
   }
   return "invalid value for '" + rendered + "': " + detail;
 }

@@ -48,20 +48,23 @@ std::string join(const std::vector<std::string>& items, const char* sep) {
   return out;
 }
 
-// Rates above zfp_max_rate only add zero padding to every block; the codec
-// refuses them (docs/pipeline.md), so the flag does too, before any work.
-CLI::Validator zfp_rate_validator() {
-  CLI::Validator v(
-      [](std::string& in) -> std::string {
-        double rate = 0.0;
-        if (CLI::detail::lexical_cast(in, rate) && rate > codecs::zfp_max_rate) {
-          // CLI::Range's wording, which the clap-style error quotes.
-          return "Value " + in + " not in range 0 to 4164.5: fixed-rate zfp blocks are limited to 16658 bits";
+// A finite number above zero (or from zero, `zero_allowed`) and at most
+// `max`. CLI::PositiveNumber and CLI::NonNegativeNumber let NaN through (it
+// then failed in the codec, after the input was read) and name their
+// bound as DBL_MAX in 300 digits. `description` is what the help shows.
+CLI::Validator finite_number(const char* description, bool zero_allowed, double max = 0.0,
+                             std::string above_max = {}) {
+  return CLI::Validator(
+      [zero_allowed, max, above_max](std::string& in) -> std::string {
+        double v = 0.0;
+        if (!CLI::detail::lexical_cast(in, v) || !std::isfinite(v) || v < 0.0 ||
+            (v == 0.0 && !zero_allowed)) {
+          return "Value " + in + " is not a " + (zero_allowed ? "finite number >= 0" : "finite number > 0");
         }
+        if (!above_max.empty() && v > max) return "Value " + in + " " + above_max;
         return {};
       },
-      "");
-  return v;
+      description);
 }
 
 // Like CLI::IsMember (same "{a,b,c}" description, which the help, the
@@ -232,9 +235,11 @@ void add_pipeline_flags(CLI::App& cmd, pipeline_flags& flags, pipeline_flag_set 
         ->check(CLI::IsMember(zfp_modes))
         ->type_name("MODE")
         ->group(group);
+    // Rates above zfp_max_rate only add zero padding to every block; the
+    // codec refuses them (docs/pipeline.md), so the flag does too.
     cmd.add_option("--zfp-rate", flags.zfp_rate, "zfp fixed_rate: bits per value, at most 4164.5")
-        ->check(CLI::PositiveNumber)
-        ->check(zfp_rate_validator())
+        ->check(finite_number("POSITIVE", false, codecs::zfp_max_rate,
+                              "not in range 0 to 4164.5: fixed-rate zfp blocks are limited to 16658 bits"))
         ->type_name("R")
         ->group(group);
     cmd.add_option("--zfp-precision", flags.zfp_precision, "zfp fixed_precision: bit planes kept (1-64)")
@@ -242,7 +247,7 @@ void add_pipeline_flags(CLI::App& cmd, pipeline_flags& flags, pipeline_flag_set 
         ->type_name("P")
         ->group(group);
     cmd.add_option("--zfp-tolerance", flags.zfp_tolerance, "zfp fixed_accuracy: largest absolute error")
-        ->check(CLI::PositiveNumber)
+        ->check(finite_number("POSITIVE", false))
         ->type_name("T")
         ->group(group);
     cmd.add_option("--sz3-mode", flags.sz3_mode,
@@ -252,7 +257,7 @@ void add_pipeline_flags(CLI::App& cmd, pipeline_flags& flags, pipeline_flag_set 
         ->type_name("MODE")
         ->group(group);
     cmd.add_option("--sz3-bound", flags.sz3_bound, "sz3 error bound in the --sz3-mode's unit; 0 is lossless")
-        ->check(CLI::NonNegativeNumber)
+        ->check(finite_number("NONNEGATIVE", true))
         ->type_name("B")
         ->group(group);
     cmd.add_option("--szip-rsi", flags.szip_rsi,
