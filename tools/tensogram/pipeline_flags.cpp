@@ -226,7 +226,8 @@ void add_pipeline_flags(CLI::App& cmd, pipeline_flags& flags, pipeline_flag_set 
   cmd.add_option("--compression-level", flags.compression_level,
                  set == pipeline_flag_set::reference
                      ? "Level for zstd (default 3) and blosc2 (default 5); ignored by other codecs"
-                     : "Level for zstd (default 3) and blosc2 (default 5)")
+                     : "Level for zstd (default 3; levels 20-22 need up to 700 MB of memory) and blosc2 "
+                       "(default 5)")
       ->type_name("L")
       ->group(group);
   if (set == pipeline_flag_set::extended) {
