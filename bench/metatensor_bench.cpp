@@ -173,6 +173,10 @@ struct header_spec {
   std::size_t tensors;
   std::size_t name_len;
   std::size_t meta_bytes;  // long user __metadata__ strings
+  // The layout table's members in byte order, as this library's writer
+  // renders it (open then compares the text, no parse); else in the order
+  // of spec 06 §7's example, as another writer may spell it.
+  bool writer_spelling = true;
 };
 
 // A file whose header has `spec.tensors` F32[4] tensors with names of about
@@ -210,9 +214,15 @@ fs::path write_big_header(const fs::path& dir, const header_spec& spec) {
       append_json_string(schema, names[i]);
       schema += R"(:{"type":"array","items":{"type":"number","TypeDef:Float32":true}})";
       append_json_string(layout, names[i]);
-      layout += R"(:{"kind":"flat","data":)";
-      append_json_string(layout, names[i]);
-      layout += R"(,"rank":1,"align":16,"dtype":"F32"})";
+      if (spec.writer_spelling) {
+        layout += R"(:{"align":16,"data":)";
+        append_json_string(layout, names[i]);
+        layout += R"(,"dtype":"F32","kind":"flat","rank":1})";
+      } else {
+        layout += R"(:{"kind":"flat","data":)";
+        append_json_string(layout, names[i]);
+        layout += R"(,"rank":1,"align":16,"dtype":"F32"})";
+      }
     }
     schema += "}}";
     layout += "}}";
@@ -341,6 +351,7 @@ std::vector<header_row> large_header_rows(const fs::path& dir) {
       {"st-100MB", false, 200'000, 350, 12'000'000},
       {"mt-10MB", true, 20'000, 50, 1'000'000},
       {"mt-100MB", true, 200'000, 40, 2'000'000},
+      {"mt-100MB-spec-order", true, 200'000, 40, 2'000'000, false},
   };
   std::vector<header_row> rows;
   for (const auto& spec : specs) {

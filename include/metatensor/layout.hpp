@@ -13,11 +13,9 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -103,10 +101,10 @@ enum class tensor_kind : std::uint8_t { flat, record, blob };
 [[nodiscard]] std::string_view kind_name(tensor_kind k) noexcept;
 
 /// Length constraints of one dimension from `minItems`/`maxItems` (§5.1).
+/// (Its schema node: `tensor_layout::node_pointer`.)
 struct dimension_bounds {
   std::uint64_t min = 0;
   std::optional<std::uint64_t> max;
-  std::string pointer;  ///< JSON Pointer of the dimension's schema node
 };
 
 /// One logical tensor: a root property of the schema (§5, §6.5, §7).
@@ -119,7 +117,19 @@ struct tensor_layout {
   type_layout item;                             ///< blob: a string or list (`size` 16, `align` 8)
   bool has_heap = false;                        ///< a `<name>#heap` physical tensor exists
   std::uint64_t root_align = 1;                 ///< `TypeDef:Align` on the root property, else 1
-  std::string element_pointer;                  ///< JSON Pointer of the element's schema node (§5.1)
+  bool required = false;                        ///< listed in the root `required` (§4.6)
+  /// The JSON Pointers `node_pointer` returns when a `$ref` leads away from
+  /// `/properties/<name>/items/...`: rank + 1 of them. Empty in the usual
+  /// case, where they are built on demand (a header may declare 200 k
+  /// tensors, and opening reads no pointer: issue 27).
+  std::vector<std::string> node_pointers;
+
+  /// JSON Pointer of the schema node (after `$ref`s) of dimension `level`
+  /// for `level < rank()`, of the element for `level == rank()` (§5.1); for
+  /// diagnostics.
+  [[nodiscard]] std::string node_pointer(std::size_t level) const;
+  /// `node_pointer(rank())`.
+  [[nodiscard]] std::string element_pointer() const { return node_pointer(rank()); }
 
   [[nodiscard]] std::size_t rank() const noexcept { return dims.size(); }
   /// `<name>#heap` (meaningful when `has_heap`).
@@ -164,14 +174,17 @@ class compiled_schema {
   /// A file's schema compiled by the fast path of `file::open` is parsed
   /// into this value on the first call (of this or `document_table`).
   [[nodiscard]] const nlohmann::json& document() const;
-  /// Logical tensors by name (every root property).
-  [[nodiscard]] const std::map<std::string, tensor_layout, std::less<>>& tensors() const noexcept {
-    return tensors_;
-  }
-  /// The tensor called `name`, or nullptr.
+  /// Logical tensors (every root property), sorted by name byte-wise. One
+  /// contiguous table, not a tree: a file's schema may have 2^20 of them
+  /// (§8.4), and opening builds this table for every file (issue 27).
+  [[nodiscard]] std::span<const tensor_layout> tensors() const noexcept { return tensors_; }
+  /// The tensor called `name`, or nullptr (a binary search).
   [[nodiscard]] const tensor_layout* find(std::string_view name) const noexcept;
-  /// Root properties listed in the root `required`.
-  [[nodiscard]] const std::set<std::string>& required() const noexcept { return required_; }
+  /// True when `name` is listed in the root `required` (`tensor_layout::required`).
+  [[nodiscard]] bool is_required(std::string_view name) const noexcept {
+    const tensor_layout* t = find(name);
+    return t != nullptr && t->required;
+  }
   /// The root property's schema node with `$ref`s resolved down to the node
   /// that carries the element or dimension structure (for diagnostics and
   /// deep validation: the unresolved node is `document()["properties"][name]`).
@@ -193,8 +206,7 @@ class compiled_schema {
   // Set instead of the two above by the fast path (schema_fast_path.hpp),
   // which builds them on first use.
   std::shared_ptr<detail::deferred_document> deferred_;
-  std::map<std::string, tensor_layout, std::less<>> tensors_;
-  std::set<std::string> required_;
+  std::vector<tensor_layout> tensors_;  // sorted by name
 };
 
 /// Rewrites the forms schema builders such as TypeBox emit into the dialect

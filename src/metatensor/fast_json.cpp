@@ -423,10 +423,20 @@ bool strict_values(dom::element e) {
 
 }  // namespace
 
+void reserve_strict_dom(dom::parser& parser, std::size_t capacity) noexcept {
+  if (parser.allocate(capacity, max_json_depth) != simdjson::SUCCESS) return;
+  // `parse` would size the document for each text; after a failure here it
+  // tries again.
+  [[maybe_unused]] const auto ignored = parser.doc.allocate(capacity);
+}
+
 std::optional<dom::element> parse_strict_dom(std::string_view text, dom::parser& parser,
                                              std::size_t readable) {
   if (needs_reference_path(text)) return std::nullopt;
-  if (parser.allocate(text.size(), max_json_depth) != simdjson::SUCCESS) return std::nullopt;
+  if ((parser.capacity() < text.size() || parser.max_depth() != max_json_depth) &&
+      parser.allocate(text.size(), max_json_depth) != simdjson::SUCCESS) {
+    return std::nullopt;
+  }
   dom::element root;
   // Without room for the padding the parser copies the text into padded
   // memory; either way the document keeps its strings in the parser.

@@ -35,10 +35,18 @@ namespace metatensor::detail {
 /// how many bytes from `text.data()` may be read (a `std::string`'s
 /// capacity): with `SIMDJSON_PADDING` beyond the text the parser reads it in
 /// place, else it parses a padded copy (the text may go after the call
-/// either way: the document keeps its strings in the parser).
+/// either way: the document keeps its strings in the parser). A parser with
+/// room for the text is reused as it is (its memory already faulted in:
+/// opening a file parses three texts, see file.cpp); the element of its
+/// previous parse is then invalid.
 [[nodiscard]] std::optional<simdjson::dom::element> parse_strict_dom(std::string_view text,
                                                                      simdjson::dom::parser& parser,
                                                                      std::size_t readable = 0);
+
+/// Sizes `parser` (its index and its document) for `parse_strict_dom` of
+/// texts of up to `capacity` bytes, so that a series of parses of such
+/// texts faults its memory in once. A failure is left to the parse.
+void reserve_strict_dom(simdjson::dom::parser& parser, std::size_t capacity) noexcept;
 
 /// A copy of `text` that `parse_strict_dom` reads in place (capacity for
 /// `SIMDJSON_PADDING` more bytes) when it is long enough for the parser's

@@ -27,11 +27,14 @@ inline void append_pointer_token(std::string& path, std::string_view token) {
   path += '/';
   // Names seldom hold '~' or '/': the runs between them are appended whole
   // (200 k tensor names per header, issue 27).
+  // A plain loop: libstdc++'s `find_first_of` calls memchr once per
+  // character of the token.
   std::size_t from = 0;
-  for (std::size_t at = token.find_first_of("~/"); at != std::string_view::npos;
-       at = token.find_first_of("~/", from)) {
+  for (std::size_t at = 0; at < token.size(); ++at) {
+    const char c = token[at];
+    if (c != '~' && c != '/') continue;
     path.append(token.substr(from, at - from));
-    path += token[at] == '~' ? "~0" : "~1";
+    path += c == '~' ? "~0" : "~1";
     from = at + 1;
   }
   path.append(token.substr(from));

@@ -167,6 +167,36 @@ TEST(ConformanceHeader, EachKeyMissingOrInvalid) {
   }
 }
 
+// Step 4 has two fast paths (the writer's canonical text, simdjson's
+// parse) before the JSON comparison; each spelling of a table must reach
+// the same verdict.
+TEST(ConformanceHeader, LayoutTableVerdictDoesNotDependOnItsSpelling) {
+  const auto with = [](const std::string& layout) {
+    auto f = appendix();
+    f.metadata["metatensor.layout"] = layout;
+    return verdict(f);
+  };
+  const std::string canonical =
+      R"({"tensors":{"w":{"align":16,"data":"w","dtype":"F32","kind":"flat","rank":1}}})";
+  EXPECT_EQ(with(canonical), "valid");
+  EXPECT_EQ(with(appendix_layout), "valid");
+  EXPECT_EQ(with(nlohmann::json::parse(canonical).dump(2)), "valid");
+  EXPECT_EQ(with(R"({"tensors":{"w":{"align":32,"data":"w","dtype":"F32","kind":"flat","rank":1}}})"),
+            "MT_LAYOUT_MISMATCH");
+  EXPECT_EQ(with(R"({"tensors":{"w":{"align":16,"data":"w","dtype":"F32","kind":"flat","rank":1}}} x)"),
+            "MT_LAYOUT_JSON");
+  EXPECT_EQ(with(R"({"tensors":{"w":{"align":16,"data":"w","dtype":"F32","kind":"flat","rank":1}},)"
+                 R"("tensors":{}})"),
+            "MT_LAYOUT_JSON");
+  EXPECT_EQ(with(R"({"tensors":{}})"), "MT_LAYOUT_MISMATCH");
+  // A table that is no JSON still fails at step 2, before later steps'
+  // failures (here a tensor set without the required "w", step 5).
+  auto f = appendix();
+  f.metadata["metatensor.layout"] = "{\"tensors\":";
+  f.erase("w");
+  EXPECT_EQ(verdict(f), "MT_LAYOUT_JSON");
+}
+
 TEST(ConformanceHeader, KeysCheckedInTableOrder) {
   auto f = appendix();
   f.metadata["metatensor.version"] = "2";

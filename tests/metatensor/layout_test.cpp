@@ -97,6 +97,15 @@ std::shared_ptr<const mt::record_layout> record_of(const std::string& struct_sch
   return t->record;
 }
 
+// The names marked required, in table order.
+std::vector<std::string> required_names(const mt::compiled_schema& s) {
+  std::vector<std::string> out;
+  for (const auto& t : s.tensors()) {
+    if (t.required) out.push_back(t.name);
+  }
+  return out;
+}
+
 const std::string worked_example = R"({
  "$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",
  "required":["labels","particles","positions"],"additionalProperties":false,
@@ -118,7 +127,7 @@ const std::string worked_example = R"({
 TEST(LayoutWorkedExample, ParticleRecord) {
   const auto s = mt::compile_schema_text(worked_example);
   ASSERT_EQ(s.tensors().size(), 3U);
-  EXPECT_EQ(s.required(), (std::set<std::string>{"labels", "particles", "positions"}));
+  EXPECT_EQ(required_names(s), (std::vector<std::string>{"labels", "particles", "positions"}));
 
   const auto* p = s.find("particles");
   ASSERT_NE(p, nullptr);
@@ -210,7 +219,8 @@ TEST(LayoutWorkedExample, EntryComparisonAgreesWithJsonEquality) {
   const auto s = mt::compile_schema_text(worked_example);
   std::size_t mutations = 0;
   for (const std::uint64_t a : {16U, 64U}) {
-    for (const auto& [name, t] : s.tensors()) {
+    for (const auto& t : s.tensors()) {
+      const std::string& name = t.name;
       const json entry = mt::detail::layout_entry_json(t, a);
       EXPECT_TRUE(mt::detail::layout_entry_equals(entry, t, a)) << name;
       std::vector<json> variants;
@@ -704,7 +714,10 @@ TEST(SchemaRoot, Rules) {
   expect_error(root(R"("x":{"type":"object"})"), errc::mt_schema_type, "/properties/x");
   const auto s = mt::compile_schema_text(R"({"type":"object","properties":{"a":)" + u8 + ",\"b\":" + u8 +
                                          R"(},"required":["a"]})");
-  EXPECT_EQ(s.required(), (std::set<std::string>{"a"}));
+  EXPECT_EQ(required_names(s), (std::vector<std::string>{"a"}));
+  EXPECT_TRUE(s.is_required("a"));
+  EXPECT_FALSE(s.is_required("b"));
+  EXPECT_FALSE(s.is_required("c"));
   EXPECT_EQ(s.find("a")->rank(), 0U);
 }
 
@@ -793,4 +806,29 @@ TEST(SchemaLimits, LogicalTensorCount) {
   } catch (const mt::error& e) {
     EXPECT_EQ(e.kind(), errc::mt_limit) << e.what();
   }
+}
+
+// Schema node pointers (§5.1, for diagnostics): built from the name when
+// no `$ref` leads elsewhere, kept as compiled when one does.
+TEST(LayoutPointers, ImplicitAndThroughReferences) {
+  const auto s = mt::compile_schema_text(R"({"type":"object","$defs":{
+    "Row":{"type":"array","maxItems":4,"items":{"type":"number","TypeDef:Float32":true}}},
+   "properties":{
+    "a/b~c":{"type":"array","items":{"type":"array","items":{"type":"integer","TypeDef:Int8":true}}},
+    "grid":{"type":"array","items":{"$ref":"#/$defs/Row"}},
+    "s":{"type":"boolean","TypeDef:Bool":true}}})");
+  const auto* a = s.find("a/b~c");
+  ASSERT_NE(a, nullptr);
+  EXPECT_TRUE(a->node_pointers.empty());
+  EXPECT_EQ(a->node_pointer(0), "/properties/a~1b~0c");
+  EXPECT_EQ(a->node_pointer(1), "/properties/a~1b~0c/items");
+  EXPECT_EQ(a->element_pointer(), "/properties/a~1b~0c/items/items");
+  EXPECT_THROW((void)a->node_pointer(3), tensogram::invalid_arg_error);
+  const auto* grid = s.find("grid");
+  ASSERT_NE(grid, nullptr);
+  EXPECT_EQ(grid->node_pointers,
+            (std::vector<std::string>{"/properties/grid", "/$defs/Row", "/$defs/Row/items"}));
+  EXPECT_EQ(grid->node_pointer(1), "/$defs/Row");
+  EXPECT_EQ(grid->element_pointer(), "/$defs/Row/items");
+  EXPECT_EQ(s.find("s")->element_pointer(), "/properties/s");
 }

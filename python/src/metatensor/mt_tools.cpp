@@ -64,11 +64,11 @@ py::list record_tree(const record_layout& rec) {
 py::dict schema_layouts(const std::string& text) {
   const compiled_schema schema = compile_schema_text(text);
   py::dict out;
-  for (const auto& [name, l] : schema.tensors()) {
+  for (const auto& l : schema.tensors()) {
     py::dict d;
     d["kind"] = kind_name(l.kind);
     d["rank"] = l.rank();
-    d["required"] = schema.required().count(name) != 0;
+    d["required"] = l.required;
     switch (l.kind) {
       case tensor_kind::flat:
         d["dtype"] = safetensors::dtype_name(l.flat_dtype);
@@ -83,7 +83,7 @@ py::dict schema_layouts(const std::string& text) {
         if (l.item.type == value_type::list) d["element"] = type_dtype(*l.item.elem);
         break;
     }
-    out[py::str(name)] = std::move(d);
+    out[py::str(l.name)] = std::move(d);
   }
   return out;
 }

@@ -71,12 +71,12 @@ void check_dimensions(const tensor_layout& w, const tensor_layout& r, std::vecto
     const dimension_bounds& rb = r.dims[i];
     const std::string path = r.name + "[dim " + std::to_string(i) + "]";
     if (rb.min > wb.min) {
-      out.push_back({path, rb.pointer,
+      out.push_back({path, r.node_pointer(i),
                      "minItems " + std::to_string(wb.min) + " -> " + std::to_string(rb.min) +
                          ": files with fewer than " + std::to_string(rb.min) + " items fail (MT_SHAPE)"});
     }
     if (rb.max && (!wb.max || *wb.max > *rb.max)) {
-      out.push_back({path, rb.pointer,
+      out.push_back({path, r.node_pointer(i),
                      "maxItems " + (wb.max ? std::to_string(*wb.max) : std::string("(none)")) + " -> " +
                          std::to_string(*rb.max) + ": files with more than " + std::to_string(*rb.max) +
                          " items fail (MT_SHAPE)"});
@@ -212,10 +212,10 @@ struct differ {
         type_layout a, b;
         a.scalar = w.flat_dtype;
         b.scalar = r.flat_dtype;
-        return compare_type(a, b, path, r.element_pointer);
+        return compare_type(a, b, path, r.element_pointer());
       }
-      case tensor_kind::record: return compare_record(*w.record, *r.record, path, r.element_pointer);
-      case tensor_kind::blob: return compare_type(w.item, r.item, path + "[item]", r.element_pointer);
+      case tensor_kind::record: return compare_record(*w.record, *r.record, path, r.element_pointer());
+      case tensor_kind::blob: return compare_type(w.item, r.item, path + "[item]", r.element_pointer());
     }
     return cls::incompatible;
   }
@@ -256,13 +256,13 @@ bool is_widening(dtype from, dtype to) noexcept {
 compatibility_report compatibility(const compiled_schema& writer, const compiled_schema& reader) {
   differ d;
   std::set<std::string> names;
-  for (const auto& [name, _] : writer.tensors()) names.insert(name);
-  for (const auto& [name, _] : reader.tensors()) names.insert(name);
+  for (const auto& t : writer.tensors()) names.insert(t.name);
+  for (const auto& t : reader.tensors()) names.insert(t.name);
   compatibility_report report;
   for (const auto& name : names) {
     const tensor_layout* w = writer.find(name);
     const tensor_layout* r = reader.find(name);
-    const bool reader_requires = reader.required().count(name) != 0;
+    const bool reader_requires = r != nullptr && r->required;
     const std::size_t before = d.changes.size();
     cls c = cls::identical;
     const std::string root = root_pointer(name);
@@ -276,7 +276,7 @@ compatibility_report compatibility(const compiled_schema& writer, const compiled
       c = cls::compatible;
       d.add(name, "root property removed (the reader ignores it)", c, root);
     } else {
-      if (reader_requires && writer.required().count(name) == 0) {
+      if (reader_requires && !w->required) {
         d.add(name, "root property became required (old files may lack it)", cls::incompatible, root);
         c = cls::incompatible;
       }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "layout_compiler.hpp"
 #include "metatensor/layout.hpp"
 #include "schema_document.hpp"
 #include "schema_fast_path.hpp"
@@ -118,9 +119,22 @@ std::uint64_t tensor_layout::heap_placement(std::uint64_t file_alignment) const 
   return std::max({file_alignment, heap_element_align(), root_align});
 }
 
+std::string tensor_layout::node_pointer(std::size_t level) const {
+  if (level > rank()) {
+    throw tensogram::invalid_arg_error("tensor " + detail::quoted(name) + " has rank " +
+                                       std::to_string(rank()) + ", no schema node at level " +
+                                       std::to_string(level));
+  }
+  if (!node_pointers.empty()) return node_pointers[level];
+  std::string out = "/properties";
+  out.reserve(out.size() + name.size() + 1 + 6 * level);
+  detail::append_pointer_token(out, name);
+  for (std::size_t i = 0; i < level; ++i) out += "/items";
+  return out;
+}
+
 const tensor_layout* compiled_schema::find(std::string_view name) const noexcept {
-  const auto it = tensors_.find(name);
-  return it == tensors_.end() ? nullptr : &it->second;
+  return detail::find_layout(std::span<const tensor_layout>(tensors_), name);
 }
 
 const std::shared_ptr<const detail::schema_document>& compiled_schema::document_table() const {
@@ -139,7 +153,7 @@ const nlohmann::json& compiled_schema::document() const {
 }
 
 const nlohmann::json& compiled_schema::property_schema(std::string_view name) const {
-  if (!tensors_.contains(name)) {
+  if (find(name) == nullptr) {
     throw tensogram::invalid_arg_error("schema has no root property " + detail::quoted(name));
   }
   // Follows the `$ref` chain of the root property (finite: the dialect check

@@ -101,6 +101,19 @@ std::size_t nested_fields(const type_layout& t, const std::map<const record_layo
   return 0;
 }
 
+// The pointers `tensor_layout::node_pointer` builds without a `$ref`.
+std::vector<std::string> implicit_pointers(const tensor_layout& t) {
+  std::vector<std::string> out;
+  out.reserve(t.rank() + 1);
+  std::string ptr = "/properties";
+  append_pointer_token(ptr, t.name);
+  for (std::size_t level = 0; level <= t.rank(); ++level) {
+    out.push_back(ptr);
+    ptr += "/items";
+  }
+  return out;
+}
+
 class compiler {
  public:
   compiler(const schema_document& document, const std::vector<std::size_t>& ref_targets)
@@ -121,7 +134,7 @@ class compiler {
         b.min = read_uint(*it, cur.ptr, "minItems");
       if (auto it = cur.node->find("maxItems"); it != cur.node->end())
         b.max = read_uint(*it, cur.ptr, "maxItems");
-      b.pointer = cur.ptr;
+      out.node_pointers.push_back(cur.ptr);
       out.dims.push_back(b);
       if (out.dims.size() > safetensors::max_rank)
         fail_at_node(errc::mt_limit, cur.ptr, "rank above 32 (§8.4)");
@@ -129,7 +142,9 @@ class compiler {
       no_align(cur);
       c = classify(cur);
     }
-    out.element_pointer = cur.ptr;
+    out.node_pointers.push_back(cur.ptr);
+    // Kept only where they differ from the pointers built on demand.
+    if (out.node_pointers == implicit_pointers(out)) out.node_pointers.clear();
     switch (c.kind) {
       case node_kind::scalar:
         check_scalar(cur, c);
@@ -479,14 +494,16 @@ void check_name(const std::string& name) {
 
 }  // namespace
 
-std::map<std::string, tensor_layout, std::less<>> compile_layouts(
-    const schema_document& document, const std::vector<std::size_t>& ref_targets) {
+std::vector<tensor_layout> compile_layouts(const schema_document& document,
+                                           const std::vector<std::size_t>& ref_targets) {
   compiler c(document, ref_targets);
-  std::map<std::string, tensor_layout, std::less<>> out;
-  for (const auto& [name, schema] : document.root().at("properties").items()) {
+  const auto& properties = document.root().at("properties");
+  std::vector<tensor_layout> out;
+  out.reserve(properties.size());
+  // `properties` iterates in key order (byte-wise), the order of the table.
+  for (const auto& [name, schema] : properties.items()) {
     check_name(name);
-    // `properties` iterates in key order: the hint makes each insertion O(1).
-    out.emplace_hint(out.end(), name, c.compile_tensor(name, schema));
+    out.push_back(c.compile_tensor(name, schema));
   }
   return out;
 }

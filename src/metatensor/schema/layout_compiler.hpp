@@ -3,9 +3,11 @@
 // (dialect_check.hpp). Not a public header.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
-#include <map>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "metatensor/layout.hpp"
@@ -16,7 +18,17 @@ namespace metatensor::detail {
 /// The layout of every root property of `document`, whose `$ref`s lead to
 /// `ref_targets` (from check_dialect). Throws metatensor::error MT_SCHEMA_NAME,
 /// MT_SCHEMA_TYPE or MT_LIMIT naming the schema node.
-[[nodiscard]] std::map<std::string, tensor_layout, std::less<>> compile_layouts(
-    const schema_document& document, const std::vector<std::size_t>& ref_targets);
+/// The layout called `name` in `sorted` (a table sorted by name), or null.
+template <class Layout>
+[[nodiscard]] Layout* find_layout(std::span<Layout> sorted, std::string_view name) noexcept {
+  const auto it = std::lower_bound(
+      sorted.begin(), sorted.end(), name,
+      [](const tensor_layout& t, std::string_view n) { return std::string_view(t.name) < n; });
+  return it == sorted.end() || it->name != name ? nullptr : &*it;
+}
+
+/// Sorted by name.
+[[nodiscard]] std::vector<tensor_layout> compile_layouts(const schema_document& document,
+                                                         const std::vector<std::size_t>& ref_targets);
 
 }  // namespace metatensor::detail

@@ -63,7 +63,8 @@ compiled_schema compile_schema(nlohmann::json document, schema_source source) {
   }
   const auto props = doc.find("properties");
   if (props == doc.end()) fail_at_node(errc::mt_schema_type, "", "the root must have properties (§4.6)");
-  if (auto req = doc.find("required"); req != doc.end()) {
+  const auto req = doc.find("required");
+  if (req != doc.end()) {
     if (!req->is_array())
       fail_at_node(errc::mt_schema_type, "/required", "required must be an array of property names");
     for (const auto& r : *req) {
@@ -71,11 +72,17 @@ compiled_schema compile_schema(nlohmann::json document, schema_source source) {
         fail_at_node(errc::mt_schema_type, "/required",
                      "required entry " + r.dump() + " is not a root property (§4.6)");
       }
-      out.required_.insert(r.get<std::string>());
     }
   }
 
   out.tensors_ = detail::compile_layouts(*table, out.ref_targets_);
+  if (req != doc.end()) {
+    for (const auto& r : *req) {
+      // Every entry names a compiled property (checked above).
+      detail::find_layout(std::span<tensor_layout>(out.tensors_), r.get_ref<const std::string&>())->required =
+          true;
+    }
+  }
   out.table_ = std::move(table);
   return out;
 }

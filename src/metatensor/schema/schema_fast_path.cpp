@@ -1,9 +1,12 @@
 // The fast path of compiling a file's schema (schema_fast_path.hpp).
 #include "schema_fast_path.hpp"
 
+#include <algorithm>
+#include <span>
 #include <utility>
 
 #include "dialect_check.hpp"
+#include "layout_compiler.hpp"
 #include "src/metatensor/json_dom.hpp"
 #include "src/metatensor/strict_json.hpp"
 #include "src/metatensor/text.hpp"
@@ -69,11 +72,8 @@ bool allowed_name(std::string_view name) {
 bool flat_tensor(dom::element node, std::string_view name, tensor_layout& t) {
   t.name = std::string(name);
   t.kind = tensor_kind::flat;
-  std::string ptr;
-  // Room for the name and two levels of "/items" without growing.
-  ptr.reserve(name.size() + 32);
-  ptr = "/properties";
-  append_pointer_token(ptr, name);
+  // No `$ref` on the way: the node pointers are the implicit ones
+  // (`tensor_layout::node_pointer`).
   while (true) {
     dom::object members;
     if (node.get_object().get(members) != simdjson::SUCCESS) return false;
@@ -112,25 +112,22 @@ bool flat_tensor(dom::element node, std::string_view name, tensor_layout& t) {
     if (scalar != nullptr) {  // the leaf
       if (items || bounded || (typed && (type_bit(type) & scalar->types) == 0)) return false;
       t.flat_dtype = scalar->type;
-      t.element_pointer = std::move(ptr);
       return true;
     }
     if (!items || !items->is_object() || (typed && type != "array") || t.dims.size() == max_fast_rank) {
       return false;
     }
-    b.pointer = ptr;
-    t.dims.push_back(std::move(b));
-    append_pointer_token(ptr, "items");
+    t.dims.push_back(b);
     node = *items;
   }
 }
 
 }  // namespace
 
-std::optional<compiled_schema> schema_fast_path::compile_embedded(std::string_view text,
-                                                                  std::size_t readable) {
-  dom::parser parser;
-  const auto root = parse_strict_dom(text, parser, readable);
+std::optional<compiled_schema> schema_fast_path::compile_embedded(std::string_view text, std::size_t readable,
+                                                                  dom::parser* reused) {
+  std::optional<dom::parser> local;
+  const auto root = parse_strict_dom(text, reused != nullptr ? *reused : local.emplace(), readable);
   dom::object top;
   if (!root || root->get_object().get(top) != simdjson::SUCCESS) return std::nullopt;
   bool typed = false;
@@ -163,19 +160,31 @@ std::optional<compiled_schema> schema_fast_path::compile_embedded(std::string_vi
   if (!typed || !properties || properties->size() > max_logical_tensors) return std::nullopt;
 
   compiled_schema out;
+  auto& layouts = out.tensors_;
+  layouts.reserve(properties->size());
   for (const auto field : *properties) {
     if (!allowed_name(field.key)) return std::nullopt;
-    tensor_layout t;
-    if (!flat_tensor(field.value, field.key, t)) return std::nullopt;
-    // Keys usually come sorted: the hint makes each insertion O(1).
-    out.tensors_.emplace_hint(out.tensors_.end(), t.name, std::move(t));
+    if (!flat_tensor(field.value, field.key, layouts.emplace_back())) return std::nullopt;
+  }
+  // The table is sorted by name; writers usually list properties that way.
+  const auto by_name = [](const tensor_layout& a, const tensor_layout& b) { return a.name < b.name; };
+  if (!std::is_sorted(layouts.begin(), layouts.end(), by_name)) {
+    std::sort(layouts.begin(), layouts.end(), by_name);
+  }
+  // parse_strict_dom refused duplicate keys; the reference path names them
+  // should one ever get here.
+  if (std::adjacent_find(layouts.begin(), layouts.end(), [](const tensor_layout& a, const tensor_layout& b) {
+        return a.name == b.name;
+      }) != layouts.end()) {
+    return std::nullopt;
   }
   if (required) {
     for (const auto r : *required) {
       std::string_view name;
       if (r.get_string().get(name) != simdjson::SUCCESS) return std::nullopt;
-      if (!out.tensors_.contains(name)) return std::nullopt;
-      out.required_.emplace(name);
+      tensor_layout* t = find_layout(std::span<tensor_layout>(layouts), name);
+      if (t == nullptr) return std::nullopt;
+      t->required = true;
     }
   }
   out.deferred_ = std::make_shared<deferred_document>(std::string(text));

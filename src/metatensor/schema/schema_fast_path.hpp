@@ -37,6 +37,10 @@
 #include <vector>
 
 #include "metatensor/layout.hpp"
+
+namespace simdjson::dom {
+class parser;
+}  // namespace simdjson::dom
 #include "schema_document.hpp"
 
 namespace metatensor::detail {
@@ -65,9 +69,10 @@ struct schema_fast_path {
   /// A file's schema text (§3.1, `schema_source::embedded`) compiled as
   /// `compile_schema` would, when it is in the grammar above; nothing
   /// otherwise (the caller then parses and compiles it the reference way).
-  /// `readable` as for `parse_strict_dom` (json_dom.hpp).
-  [[nodiscard]] static std::optional<compiled_schema> compile_embedded(std::string_view text,
-                                                                       std::size_t readable = 0);
+  /// `readable` as for `parse_strict_dom` (json_dom.hpp); the text is parsed
+  /// in `parser` (a local one when null), which the result does not refer to.
+  [[nodiscard]] static std::optional<compiled_schema> compile_embedded(
+      std::string_view text, std::size_t readable = 0, simdjson::dom::parser* parser = nullptr);
 };
 
 }  // namespace metatensor::detail

@@ -28,6 +28,7 @@
 #include <string>
 #include <utility>
 
+#include "src/metatensor/json_dom.hpp"
 #include "src/metatensor/schema/layout_table.hpp"
 #include "src/metatensor/schema/schema_fast_path.hpp"
 #include "src/metatensor/strict_json.hpp"
@@ -113,18 +114,25 @@ struct file::state {
   std::string_view layout_text;
   mutable std::once_flag layout_parsed;
   mutable nlohmann::json layout_table;
-  // Keys view the names of the compiled schema's layouts (`schema`).
-  std::map<std::string_view, logical, std::less<>> tensors;
+  // The logical tensors present, in the order of the schema's table (by
+  // name). A table, not a tree: 200 k tensors per header (issue 27).
+  std::vector<logical> tensors;
   // Run step 8 on first access (open / from_buffer). False for header
   // images, whose tensor bytes arrive later: a pass on not-yet-written
   // (zero) bytes must not be remembered.
   bool checks_on_access = false;
 
+  [[nodiscard]] const logical* find(std::string_view name) const noexcept {
+    const auto it = std::lower_bound(
+        tensors.begin(), tensors.end(), name,
+        [](const logical& l, std::string_view n) { return std::string_view(l.layout->name) < n; });
+    return it == tensors.end() || it->layout->name != name ? nullptr : &*it;
+  }
+
   [[nodiscard]] const logical& at(std::string_view name) const {
-    const auto it = tensors.find(name);
-    if (it == tensors.end())
-      throw tensogram::invalid_arg_error("no logical tensor named " + detail::quoted(name));
-    return it->second;
+    const logical* l = find(name);
+    if (l == nullptr) throw tensogram::invalid_arg_error("no logical tensor named " + detail::quoted(name));
+    return *l;
   }
 };
 
@@ -158,11 +166,31 @@ struct header_keys {
   std::optional<compiled_schema> fast_schema;
   nlohmann::json schema;
   std::string_view layout_text;
+  std::size_t layout_readable = 0;  // bytes readable from its first (`parse_strict_dom`)
+  // Not read yet: step 4 first compares the text with the canonical
+  // rendering of the recomputed table (see `read_layout_table`).
+  bool layout_deferred = false;
   std::unique_ptr<detail::layout_table_dom> layout_dom;
   std::optional<nlohmann::json> layout;
 };
 
-header_keys check_keys(const safetensors::file& base) {
+// Step 2 for the layout table: simdjson's parse, else the reference
+// path's value (which throws MT_LAYOUT_JSON for a text that is no strict
+// JSON).
+void read_layout_table(header_keys& keys, simdjson::dom::parser& parser) {
+  keys.layout_deferred = false;
+  keys.layout_dom = detail::layout_table_dom::read(keys.layout_text, keys.layout_readable, &parser);
+  if (!keys.layout_dom) keys.layout = parse_layout_table(keys.layout_text);
+}
+
+bool is_known_key(std::string_view key) {
+  return key == "metatensor.version" || key == "metatensor.endianness" || key == "metatensor.alignment" ||
+         key == "metatensor.schema" || key == "metatensor.layout";
+}
+
+// `parser` is reused for the schema and then the layout table, whose parse
+// it holds until step 4 (see `validate`).
+header_keys check_keys(const safetensors::file& base, simdjson::dom::parser& parser) {
   const auto& md = base.metadata();
   const auto get = [&](const char* key) -> const std::string* {
     const auto it = md.find(key);
@@ -192,9 +220,11 @@ header_keys check_keys(const safetensors::file& base) {
   out.alignment = *a;
   const auto* schema = get("metatensor.schema");
   if (schema == nullptr) fail(errc::mt_schema_json, "metatensor.schema is missing");
+  const auto* layout = get("metatensor.layout");
+  detail::reserve_strict_dom(parser, std::max(schema->size(), layout == nullptr ? 0 : layout->size()));
   // The base layer left room for the parser's padding after these strings
   // (`parse_ready_copy`): both are parsed in place.
-  out.fast_schema = detail::schema_fast_path::compile_embedded(*schema, schema->capacity());
+  out.fast_schema = detail::schema_fast_path::compile_embedded(*schema, schema->capacity(), &parser);
   if (!out.fast_schema) {
     out.schema =
         parse_strict_json(*schema, json_errors{errc::mt_schema_json, errc::mt_schema_json, "schema"});
@@ -202,17 +232,20 @@ header_keys check_keys(const safetensors::file& base) {
       fail(errc::mt_schema_json, "schema: integer " + big + " exceeds 2^53-1");
     }
   }
-  const auto* layout = get("metatensor.layout");
   if (layout == nullptr) fail(errc::mt_layout_json, "metatensor.layout is missing");
   out.layout_text = *layout;
-  out.layout_dom = detail::layout_table_dom::read(*layout, layout->capacity());
-  if (!out.layout_dom) out.layout = parse_layout_table(*layout);
-  for (const auto& [key, _] : md) {
-    if (!key.starts_with(reserved_prefix)) continue;
-    if (key != "metatensor.version" && key != "metatensor.endianness" && key != "metatensor.alignment" &&
-        key != "metatensor.schema" && key != "metatensor.layout") {
-      fail(errc::mt_unknown_key, "unknown reserved __metadata__ key " + detail::quoted(key));
-    }
+  out.layout_readable = layout->capacity();
+  const auto unknown = std::find_if(md.begin(), md.end(), [](const auto& kv) {
+    return kv.first.starts_with(reserved_prefix) && !is_known_key(kv.first);
+  });
+  // Reading the table may wait for step 4 when nothing between can fail:
+  // the fast path compiled the schema (step 3 passes), and no unknown key
+  // fails the rest of step 2. A table that is no strict JSON then fails at
+  // step 4 with the same MT_LAYOUT_JSON, the first failure of the file.
+  out.layout_deferred = out.fast_schema && unknown == md.end();
+  if (!out.layout_deferred) read_layout_table(out, parser);
+  if (unknown != md.end()) {
+    fail(errc::mt_unknown_key, "unknown reserved __metadata__ key " + detail::quoted(unknown->first));
   }
   return out;
 }
@@ -225,8 +258,9 @@ bool layout_table_matches(const state& s, const nlohmann::json& table) {
   const auto it = table.find("tensors");
   if (it == table.end() || !it->is_object() || it->size() != s.tensors.size()) return false;
   auto entry = it->begin();
-  for (const auto& [name, lt] : s.tensors) {
-    if (entry.key() != name || !detail::layout_entry_equals(entry.value(), *lt.layout, s.alignment)) {
+  for (const auto& lt : s.tensors) {
+    if (entry.key() != lt.layout->name ||
+        !detail::layout_entry_equals(entry.value(), *lt.layout, s.alignment)) {
       return false;
     }
     ++entry;
@@ -240,7 +274,7 @@ void check_layout_table(const state& s, const nlohmann::json& table) {
   // The reference comparison decides and names the first difference.
   std::vector<std::string> present;
   present.reserve(s.tensors.size());
-  for (const auto& [name, _] : s.tensors) present.emplace_back(name);
+  for (const auto& lt : s.tensors) present.emplace_back(lt.layout->name);
   const nlohmann::json expected = layout_table_json(s.schema, present, s.alignment);
   if (expected == table) return;
   // Name the first difference: its JSON Pointer and both values.
@@ -274,8 +308,8 @@ void check_tensor_set(const state& s, const logical_by_physical& by_physical) {
     const std::string_view name = t.name();
     if (by_physical[i] != nullptr) continue;
     if (const auto hash = name.rfind("#heap"); hash != std::string_view::npos && hash + 5 == name.size()) {
-      const auto owner = s.tensors.find(name.substr(0, hash));
-      if (owner != s.tensors.end() && owner->second.layout->has_heap) continue;
+      const auto* owner = s.find(name.substr(0, hash));
+      if (owner != nullptr && owner->layout->has_heap) continue;
       fail(errc::mt_tensor_set,
            "physical tensor " + detail::quoted(name) + " is not the heap of a logical tensor with one");
     }
@@ -290,22 +324,28 @@ void check_tensor_set(const state& s, const logical_by_physical& by_physical) {
     fail(errc::mt_tensor_set,
          "physical tensor " + detail::quoted(name) + " is not a root property of the schema");
   }
-  for (const auto& [name, lt] : s.tensors) {
+  for (const auto& lt : s.tensors) {
     if (lt.layout->has_heap && lt.heap == nullptr) {
-      fail(errc::mt_tensor_set, "logical tensor " + detail::quoted(name) + " has no heap tensor " +
+      fail(errc::mt_tensor_set, "logical tensor " + detail::quoted(lt.layout->name) + " has no heap tensor " +
                                     detail::quoted(lt.layout->heap_name()));
     }
   }
-  for (const auto& name : s.schema.required()) {
-    if (!s.tensors.contains(name))
-      fail(errc::mt_tensor_set, "required logical tensor " + detail::quoted(name) + " is missing");
+  // Both tables are in the schema's order: one walk finds the missing.
+  auto present = s.tensors.begin();
+  for (const auto& t : s.schema.tensors()) {
+    if (present != s.tensors.end() && present->layout == &t) {
+      ++present;
+    } else if (t.required) {
+      fail(errc::mt_tensor_set, "required logical tensor " + detail::quoted(t.name) + " is missing");
+    }
   }
 }
 
 // Step 6: §5.1 dtypes and shapes; sets the logical dims.
 void check_dtypes_and_shapes(state& s) {
-  for (auto& [name, lt] : s.tensors) {
+  for (auto& lt : s.tensors) {
     const auto& l = *lt.layout;
+    const std::string& name = l.name;
     const auto& p = *lt.primary;
     if (p.type() != l.primary_dtype()) {
       fail(errc::mt_tensor_dtype, "tensor " + detail::quoted(name) + " has dtype " +
@@ -353,8 +393,7 @@ std::uint64_t placement(const state& s, const logical_by_physical& by_physical,
                         const safetensors::tensor_view& t) {
   const auto i = static_cast<std::size_t>(&t - s.base.tensors().data());
   if (const auto* lt = by_physical[i]) return lt->layout->primary_placement(s.alignment);
-  const auto owner = s.tensors.find(t.name().substr(0, t.name().size() - 5));
-  return owner->second.layout->heap_placement(s.alignment);
+  return s.find(t.name().substr(0, t.name().size() - 5))->layout->heap_placement(s.alignment);
 }
 
 bool is_padding(const safetensors::tensor_view& t) {
@@ -490,8 +529,14 @@ void require_blob_refs(const state& s, const state::logical& lt) {
 
 // Steps 1-7 of §8.2: everything that reads only the header.
 std::shared_ptr<state> validate(tensogram::buffer image) {
+  // One parser reads the schema, then the layout table, in memory faulted
+  // in once (issue 27). (The header's parser is freed before: reusing it
+  // too saves more faults but keeps ~2.3 bytes per header byte resident
+  // for the whole open, ~50 MB more at the peak for a 98 MB header.) It
+  // outlives `keys`, which holds the layout table's parse.
+  simdjson::dom::parser parser;
   auto s = std::make_shared<state>(safetensors::file::from_buffer(std::move(image)));  // step 1
-  auto keys = check_keys(s->base);                                                     // step 2
+  auto keys = check_keys(s->base, parser);                                             // step 2
   s->alignment = keys.alignment;
   s->schema = keys.fast_schema ? std::move(*keys.fast_schema)  // step 3
                                : compile_schema(std::move(keys.schema), schema_source::embedded);
@@ -502,33 +547,41 @@ std::shared_ptr<state> validate(tensogram::buffer image) {
   // the schema's next layout after the last one found is usually the one
   // wanted: one comparison instead of a search among 200 k names that share
   // long prefixes (issue 27).
-  const auto& layouts = s->schema.tensors();
-  auto next = layouts.begin();
+  const auto layouts = s->schema.tensors();
+  // (layout, physical tensor) of each logical tensor matched.
+  std::vector<std::pair<const tensor_layout*, std::size_t>> matched;
+  const tensor_layout* next = layouts.data();
+  const tensor_layout* const end = layouts.data() + layouts.size();
   for (std::size_t i = 0; i < physical.size(); ++i) {
     const auto& t = physical[i];
-    auto found = next != layouts.end() && next->first == t.name() ? next : layouts.find(t.name());
-    if (found != layouts.end()) {
-      next = std::next(found);
-      const tensor_layout* l = &found->second;
-      // Usually in name order already (then the hint saves the search).
-      auto& lt = s->tensors.try_emplace(s->tensors.end(), std::string_view(l->name))->second;
-      lt.layout = l;
-      lt.primary = &t;
-      if (l->has_heap) lt.heap = s->base.find(l->heap_name());
-      by_physical[i] = &lt;
-    }
+    const tensor_layout* l = next != end && next->name == t.name() ? next : s->schema.find(t.name());
+    if (l == nullptr) continue;
+    next = l + 1;
+    matched.emplace_back(l, i);
   }
-  // Step 4: on simdjson's parse; the reference comparison decides (and
-  // names the first difference) when that does not find the tables equal.
+  // The base layer refused duplicate names: each layout occurs once.
+  if (!std::is_sorted(matched.begin(), matched.end())) std::sort(matched.begin(), matched.end());
+  s->tensors = std::vector<state::logical>(matched.size());
+  for (std::size_t k = 0; k < matched.size(); ++k) {
+    auto& lt = s->tensors[k];
+    const auto [l, i] = matched[k];
+    lt.layout = l;
+    lt.primary = &physical[i];
+    if (l->has_heap) lt.heap = s->base.find(l->heap_name());
+    by_physical[i] = &lt;
+  }
+  // Step 4: the text as this library's writers render it, else simdjson's
+  // parse; the reference comparison decides (and names the first
+  // difference) when neither finds the tables equal.
   s->layout_text = keys.layout_text;
-  bool equal = false;
-  if (keys.layout_dom) {
-    std::vector<detail::layout_table_dom::named_layout> present;
-    present.reserve(s->tensors.size());
-    for (const auto& [name, lt] : s->tensors) present.emplace_back(name, lt.layout);
-    equal = keys.layout_dom->equals(present, s->alignment);
-    keys.layout_dom.reset();
-  }
+  std::vector<detail::layout_table_dom::named_layout> present;
+  present.reserve(s->tensors.size());
+  for (const auto& lt : s->tensors) present.emplace_back(lt.layout->name, lt.layout);
+  bool equal =
+      keys.layout_deferred && detail::canonical_layout_text_equals(keys.layout_text, present, s->alignment);
+  if (!equal && keys.layout_deferred) read_layout_table(keys, parser);  // step 2's verdict
+  if (!equal && keys.layout_dom) equal = keys.layout_dom->equals(present, s->alignment);
+  keys.layout_dom.reset();
   if (!equal) {
     if (!keys.layout) keys.layout = parse_layout_table(keys.layout_text);
     check_layout_table(*s, *keys.layout);
@@ -588,15 +641,11 @@ file file::from_header_image(tensogram::buffer image) {
 }
 
 void file::check_blob_refs(std::string_view logical_name) const {
-  const auto it = state_->tensors.find(logical_name);
-  if (it == state_->tensors.end()) {
-    throw tensogram::invalid_arg_error("no logical tensor named " + detail::quoted(logical_name));
-  }
-  require_blob_refs(*state_, it->second);
+  require_blob_refs(*state_, state_->at(logical_name));
 }
 
 void file::check_all_blob_refs() const {
-  for (const auto& [_, lt] : state_->tensors) require_blob_refs(*state_, lt);
+  for (const auto& lt : state_->tensors) require_blob_refs(*state_, lt);
 }
 
 file file::open(const std::filesystem::path& path) {
@@ -636,12 +685,12 @@ std::map<std::string, std::string> file::user_metadata() const {
 std::vector<std::string> file::tensor_names() const {
   std::vector<std::string> out;
   out.reserve(state_->tensors.size());
-  for (const auto& [name, _] : state_->tensors) out.emplace_back(name);
+  for (const auto& lt : state_->tensors) out.emplace_back(lt.layout->name);
   return out;
 }
 
 bool file::contains(std::string_view name) const noexcept {
-  return state_->tensors.find(name) != state_->tensors.end();
+  return state_->find(name) != nullptr;
 }
 
 const tensor_layout& file::layout(std::string_view name) const {

@@ -1,6 +1,8 @@
 // §8.2 step 4 on simdjson's parse of the layout table (layout_table_check.hpp).
 #include "src/metatensor/view/layout_table_check.hpp"
 
+#include <algorithm>
+#include <charconv>
 #include <optional>
 
 #include "src/metatensor/json_dom.hpp"
@@ -11,16 +13,17 @@ namespace metatensor::detail {
 namespace dom = simdjson::dom;
 
 struct layout_table_dom::parsed {
-  dom::parser parser;
+  std::optional<dom::parser> own;  // when the caller gave no parser
   dom::element root;
 };
 
 layout_table_dom::layout_table_dom(std::unique_ptr<parsed> p) : parsed_(std::move(p)) {}
 layout_table_dom::~layout_table_dom() = default;
 
-std::unique_ptr<layout_table_dom> layout_table_dom::read(std::string_view text, std::size_t readable) {
+std::unique_ptr<layout_table_dom> layout_table_dom::read(std::string_view text, std::size_t readable,
+                                                         dom::parser* parser) {
   auto p = std::make_unique<parsed>();
-  const auto root = parse_strict_dom(text, p->parser, readable);
+  const auto root = parse_strict_dom(text, parser != nullptr ? *parser : p->own.emplace(), readable);
   if (!root) return nullptr;
   p->root = *root;
   return std::make_unique<layout_table_dom>(std::move(p));
@@ -65,6 +68,58 @@ bool flat_entry_equals(dom::element entry, const tensor_layout& t, std::uint64_t
 }
 
 }  // namespace
+
+namespace {
+
+// A cursor over the text that consumes expected pieces.
+class text_matcher {
+ public:
+  explicit text_matcher(std::string_view text) : rest_(text) {}
+  bool take(std::string_view piece) noexcept {
+    if (!rest_.starts_with(piece)) return false;
+    rest_.remove_prefix(piece.size());
+    return true;
+  }
+  bool take(std::uint64_t n) noexcept {
+    char digits[20];
+    const auto end = std::to_chars(digits, digits + sizeof digits, n).ptr;
+    return take(std::string_view(digits, static_cast<std::size_t>(end - digits)));
+  }
+  [[nodiscard]] bool done() const noexcept { return rest_.empty(); }
+
+ private:
+  std::string_view rest_;
+};
+
+// True when nlohmann's `dump()` writes `s` between quotes as it is: no
+// quote, backslash or control character (the text is valid UTF-8, which
+// `dump()` passes through).
+bool dumped_verbatim(std::string_view s) noexcept {
+  return std::none_of(s.begin(), s.end(),
+                      [](char c) { return c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20; });
+}
+
+}  // namespace
+
+bool canonical_layout_text_equals(std::string_view text,
+                                  std::span<const layout_table_dom::named_layout> tensors,
+                                  std::uint64_t alignment) {
+  // {"tensors":{"NAME":{"align":R,"data":"NAME","dtype":"DT","kind":"flat","rank":K},...}}
+  text_matcher m(text);
+  if (!m.take(R"({"tensors":{)")) return false;
+  bool first = true;
+  for (const auto& [name, t] : tensors) {
+    if (t->kind != tensor_kind::flat || t->has_heap || !dumped_verbatim(name)) return false;
+    if (!(first || m.take(",")) || !m.take("\"") || !m.take(name) || !m.take(R"(":{"align":)") ||
+        !m.take(t->primary_placement(alignment)) || !m.take(R"(,"data":")") || !m.take(name) ||
+        !m.take(R"(","dtype":")") || !m.take(safetensors::dtype_name(t->flat_dtype)) ||
+        !m.take(R"(","kind":"flat","rank":)") || !m.take(std::uint64_t{t->rank()}) || !m.take("}")) {
+      return false;
+    }
+    first = false;
+  }
+  return m.take("}}") && m.done();
+}
 
 bool layout_table_dom::equals(std::span<const named_layout> tensors, std::uint64_t alignment) const {
   dom::object top;

@@ -19,6 +19,10 @@
 
 #include "metatensor/layout.hpp"
 
+namespace simdjson::dom {
+class parser;
+}  // namespace simdjson::dom
+
 namespace metatensor::detail {
 
 class layout_table_dom {
@@ -29,9 +33,11 @@ class layout_table_dom {
   /// Step 2 for the layout table's text: nothing when the reference path
   /// must parse it (invalid or duplicated, an integer beyond 2^53 - 1, or a
   /// construct only the reference reads, see json_dom.hpp). `readable` as
-  /// for `parse_strict_dom`.
-  [[nodiscard]] static std::unique_ptr<layout_table_dom> read(std::string_view text,
-                                                              std::size_t readable = 0);
+  /// for `parse_strict_dom`. The parse lives in `parser` when given (which
+  /// must then outlive the result and parse nothing else meanwhile), else
+  /// in a parser of the result's own.
+  [[nodiscard]] static std::unique_ptr<layout_table_dom> read(std::string_view text, std::size_t readable = 0,
+                                                              simdjson::dom::parser* parser = nullptr);
 
   struct parsed;  // the parser holding the document (the .cpp file's)
   explicit layout_table_dom(std::unique_ptr<parsed> p);
@@ -48,5 +54,17 @@ class layout_table_dom {
  private:
   std::unique_ptr<parsed> parsed_;
 };
+
+/// Step 4 without parsing: true when `text` is, byte for byte, the table a
+/// metatensor writer of this library renders for `tensors` (nlohmann's
+/// compact `dump()` of `layout_table_json`: no spaces, members in byte
+/// order) and every tensor is flat. Such a text is a valid, strict JSON
+/// value equal to the recomputed table, so it passes steps 2 and 4 without
+/// a parse (issue 27: a 200 k-tensor table is ~38 MB). False means "parse
+/// it": any other spelling, a name that `dump()` would escape, records and
+/// blobs.
+[[nodiscard]] bool canonical_layout_text_equals(std::string_view text,
+                                                std::span<const layout_table_dom::named_layout> tensors,
+                                                std::uint64_t alignment);
 
 }  // namespace metatensor::detail

@@ -275,8 +275,8 @@ json tensor_access::subtree(std::size_t level, std::uint64_t first) const {
 
 type_layout element_type(const tensor_layout& l) {
   if (l.kind != tensor_kind::record) return l.item;
-  return type_layout{value_type::record, dtype::u8,        {}, l.record, nullptr, l.record->size,
-                     l.record->align,    l.element_pointer};
+  return type_layout{value_type::record, dtype::u8,          {}, l.record, nullptr, l.record->size,
+                     l.record->align,    l.element_pointer()};
 }
 
 }  // namespace detail

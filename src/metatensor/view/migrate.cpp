@@ -151,7 +151,7 @@ migrated_file migrated_file::resolve(file source, const compiled_schema& reader)
     for (std::size_t i = 0; i < r->rank(); ++i) {
       const auto& b = r->dims[i];
       if (dims[i] < b.min || (b.max && dims[i] > *b.max)) {
-        throw error(errc::mt_shape, b.pointer + ": tensor " + detail::quoted(name) + " dimension " +
+        throw error(errc::mt_shape, r->node_pointer(i) + ": tensor " + detail::quoted(name) + " dimension " +
                                         std::to_string(i) + " is " + std::to_string(dims[i]) +
                                         ", the reader schema allows " + std::to_string(b.min) + ".." +
                                         (b.max ? std::to_string(*b.max) : std::string("unbounded")));
