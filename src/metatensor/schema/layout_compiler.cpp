@@ -101,19 +101,6 @@ std::size_t nested_fields(const type_layout& t, const std::map<const record_layo
   return 0;
 }
 
-// The pointers `tensor_layout::node_pointer` builds without a `$ref`.
-std::vector<std::string> implicit_pointers(const tensor_layout& t) {
-  std::vector<std::string> out;
-  out.reserve(t.rank() + 1);
-  std::string ptr = "/properties";
-  append_pointer_token(ptr, t.name);
-  for (std::size_t level = 0; level <= t.rank(); ++level) {
-    out.push_back(ptr);
-    ptr += "/items";
-  }
-  return out;
-}
-
 class compiler {
  public:
   compiler(const schema_document& document, const std::vector<std::size_t>& ref_targets)
@@ -126,6 +113,7 @@ class compiler {
     resolved cur = resolve(doc_.find(&schema));
     out.root_align = cur.align;  // §4.4: TypeDef:Align on a root property
     classified c = classify(cur);
+    std::vector<std::string> pointers;  // per dimension, then the element's
     // §5.1: arrays whose `items` is an object schema are dimensions.
     while (c.kind == node_kind::array && cur.node->at("items").is_object()) {
       check_type(*cur.node, cur.ptr, t_array);
@@ -134,7 +122,7 @@ class compiler {
         b.min = read_uint(*it, cur.ptr, "minItems");
       if (auto it = cur.node->find("maxItems"); it != cur.node->end())
         b.max = read_uint(*it, cur.ptr, "maxItems");
-      out.node_pointers.push_back(cur.ptr);
+      pointers.push_back(cur.ptr);
       out.dims.push_back(b);
       if (out.dims.size() > safetensors::max_rank)
         fail_at_node(errc::mt_limit, cur.ptr, "rank above 32 (§8.4)");
@@ -142,9 +130,15 @@ class compiler {
       no_align(cur);
       c = classify(cur);
     }
-    out.node_pointers.push_back(cur.ptr);
-    // Kept only where they differ from the pointers built on demand.
-    if (out.node_pointers == implicit_pointers(out)) out.node_pointers.clear();
+    pointers.push_back(cur.ptr);
+    // Kept only where they differ from the pointers `node_pointer` builds
+    // while `node_pointers` is empty.
+    for (std::size_t level = 0; level < pointers.size(); ++level) {
+      if (pointers[level] != out.node_pointer(level)) {
+        out.node_pointers = std::move(pointers);
+        break;
+      }
+    }
     switch (c.kind) {
       case node_kind::scalar:
         check_scalar(cur, c);
