@@ -15,9 +15,6 @@
 
 namespace metatensor::detail {
 
-/// The layout of every root property of `document`, whose `$ref`s lead to
-/// `ref_targets` (from check_dialect). Throws metatensor::error MT_SCHEMA_NAME,
-/// MT_SCHEMA_TYPE or MT_LIMIT naming the schema node.
 /// The layout called `name` in `sorted` (a table sorted by name), or null.
 template <class Layout>
 [[nodiscard]] Layout* find_layout(std::span<Layout> sorted, std::string_view name) noexcept {
@@ -27,7 +24,10 @@ template <class Layout>
   return it == sorted.end() || it->name != name ? nullptr : &*it;
 }
 
-/// Sorted by name.
+/// The layout of every root property of `document`, whose `$ref`s lead to
+/// `ref_targets` (from check_dialect), sorted by name. Throws
+/// metatensor::error MT_SCHEMA_NAME, MT_SCHEMA_TYPE or MT_LIMIT naming the
+/// schema node.
 [[nodiscard]] std::vector<tensor_layout> compile_layouts(const schema_document& document,
                                                          const std::vector<std::size_t>& ref_targets);
 
