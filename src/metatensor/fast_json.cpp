@@ -9,7 +9,14 @@
 
 #include <simdjson.h>
 #include <algorithm>
+#include <bit>
 #include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "tensogram/core/memory.hpp"
 
 #include "src/metatensor/strict_json.hpp"
 
@@ -163,16 +170,10 @@ class text_walk {
     skip_space();
     if (p_ == end_ || *p_ != '"') return std::nullopt;
     const char* const open = p_;
-    for (const char* q = open + 1;; ++q) {
-      q = static_cast<const char*>(std::memchr(q, '"', static_cast<std::size_t>(end_ - q)));
-      if (q == nullptr) return std::nullopt;
-      const char* b = q;  // a quote after an odd run of backslashes is escaped
-      while (b > open + 1 && b[-1] == '\\') --b;
-      if ((q - b) % 2 == 0) {
-        p_ = q + 1;
-        return std::string_view(open + 1, static_cast<std::size_t>(q - open - 1));
-      }
-    }
+    const char* const close = closing_quote(open + 1, end_);
+    if (close == nullptr) return std::nullopt;
+    p_ = close + 1;
+    return std::string_view(open + 1, static_cast<std::size_t>(close - open - 1));
   }
 
   // Skips `null` or an object of strings (the DOM has checked which).
@@ -227,7 +228,63 @@ bool sort_unique(std::vector<T>& items, Less less, bool ascending) {
   return true;
 }
 
+// Bit i set where block[i] == c, for the 64 bytes at `block`.
+std::uint64_t byte_mask(const char* block, char c) noexcept {
+#if defined(__SSE2__)
+  const __m128i want = _mm_set1_epi8(c);
+  std::uint64_t m = 0;
+  for (int i = 0; i < 4; ++i) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 16 * i));
+    m |= std::uint64_t{static_cast<std::uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, want)))} << (16 * i);
+  }
+  return m;
+#else
+  std::uint64_t m = 0;
+  for (int i = 0; i < 64; ++i) m |= std::uint64_t{block[i] == c} << i;
+  return m;
+#endif
+}
+
+// The bytes of a 64-byte block that a backslash escapes, given the block's
+// backslashes: a byte is escaped when the run of backslashes right before
+// it is odd. `carry` says whether the block's first byte is escaped by the
+// previous block's last run, and is set to whether the next block's is.
+std::uint64_t escaped_bytes(std::uint64_t backslashes, bool& carry) noexcept {
+  constexpr std::uint64_t even = 0x5555555555555555U;  // bits 0, 2, 4, ...
+  const std::uint64_t first = carry ? 1U : 0U;
+  const std::uint64_t b = backslashes & ~first;  // an escaped backslash starts no run
+  const std::uint64_t starts = b & ~(b << 1);
+  // Adding a run's lowest bit to the run carries through it into the byte
+  // after it: an odd run ends before a byte of the other parity than its
+  // start. A run that reaches bit 63 carries out of the word instead.
+  const std::uint64_t after_even = b + (starts & even);
+  const std::uint64_t after_odd = b + (starts & ~even);
+  // An odd run from an odd bit to bit 63 escapes the next block's first
+  // byte; one from an even bit is even there (a run that began in an
+  // earlier block changes no parity: its earlier part was even, or it
+  // escaped this block's first byte and ended there).
+  carry = after_odd < b;
+  return first | (after_even & ~b & ~even) | (after_odd & ~b & even);
+}
+
 }  // namespace
+
+const char* closing_quote(const char* p, const char* end) noexcept {
+  bool carry = false;
+  char tail[64];
+  for (; p < end; p += 64) {
+    const auto n = static_cast<std::size_t>(end - p);
+    const char* block = p;
+    if (n < 64) {  // the last block, padded with bytes that are neither
+      std::memset(tail, 0, sizeof tail);
+      std::memcpy(tail, p, n);
+      block = tail;
+    }
+    const std::uint64_t quotes = byte_mask(block, '"') & ~escaped_bytes(byte_mask(block, '\\'), carry);
+    if (quotes != 0) return p + std::countr_zero(quotes);
+  }
+  return nullptr;
+}
 
 bool to_nlohmann(dom::element e, nlohmann::json& out) {
   switch (e.type()) {
@@ -278,6 +335,7 @@ std::optional<fast_header> read_header_fast(std::span<const std::byte> image, st
   // is looked for in the entries' texts (text_walk::skip_entry).
   if (starts_with_bom({text, len})) return std::nullopt;
   dom::parser parser;
+  if (!allocate_advised(parser, len, simdjson::DEFAULT_MAX_DEPTH)) return std::nullopt;
   dom::element root;
   simdjson::padded_string copy;
   simdjson::error_code err = simdjson::SUCCESS;
@@ -295,8 +353,8 @@ std::optional<fast_header> read_header_fast(std::span<const std::byte> image, st
   out.storage = std::make_shared<header_storage>();
   auto& storage = *out.storage;
   const std::size_t estimate = std::min<std::size_t>(top.size(), len / 48 + 1);
-  out.entries.reserve(estimate);
-  storage.dims.reserve(estimate);
+  tensogram::reserve_advised(out.entries, estimate);
+  tensogram::reserve_advised(storage.dims, estimate);
   text_walk walk(text, text + len);
   if (!walk.expect('{')) return std::nullopt;
   bool first = true;
@@ -364,7 +422,10 @@ std::string parse_ready_copy(std::string_view text) {
   // Below this the parser's copy costs less than the spare capacity.
   constexpr std::size_t worth_padding = 4096;
   std::string out;
-  if (text.size() >= worth_padding) out.reserve(text.size() + simdjson::SIMDJSON_PADDING);
+  if (text.size() >= worth_padding) {
+    out.reserve(text.size() + simdjson::SIMDJSON_PADDING);
+    tensogram::advise_huge_pages(out.data(), out.capacity());  // before the copy's first touch
+  }
   out.assign(text);
   return out;
 }
@@ -372,7 +433,7 @@ std::string parse_ready_copy(std::string_view text) {
 std::optional<nlohmann::json> parse_json_fast(std::string_view text) {
   if (needs_reference_path(text)) return std::nullopt;
   dom::parser parser;
-  if (parser.allocate(text.size(), max_json_depth) != simdjson::SUCCESS) return std::nullopt;
+  if (!allocate_advised(parser, text.size(), max_json_depth)) return std::nullopt;
   const simdjson::padded_string copy(text);
   dom::element root;
   if (parser.parse(copy).get(root) != simdjson::SUCCESS) return std::nullopt;
@@ -423,18 +484,34 @@ bool strict_values(dom::element e) {
 
 }  // namespace
 
+bool allocate_advised(dom::parser& parser, std::size_t capacity, std::size_t max_depth) noexcept {
+  // As `parse` would size them (it bumps tiny capacities to a minimum).
+  capacity = std::max(capacity, simdjson::dom::MINIMAL_DOCUMENT_CAPACITY);
+  if (parser.allocate(capacity, max_depth) != simdjson::SUCCESS) return false;
+  if (parser.doc.capacity() < capacity && parser.doc.allocate(capacity) != simdjson::SUCCESS) return false;
+  // simdjson sizes the three buffers from `capacity` (3.x: index
+  // ROUNDUP(capacity, 64) + 9 entries of 4 bytes, tape ROUNDUP(capacity +
+  // 3, 64) words, strings ROUNDUP(5 * capacity / 3 + padding, 64) bytes);
+  // the advice covers no more than those lower bounds, so never memory that
+  // is not theirs. Small buffers are left alone by advise_huge_pages.
+  const std::size_t n = std::min(capacity, SIZE_MAX / 8);
+  if (parser.implementation)
+    tensogram::advise_huge_pages(parser.implementation->structural_indexes.get(), n * 4);
+  tensogram::advise_huge_pages(parser.doc.tape.get(), n * 8);
+  tensogram::advise_huge_pages(parser.doc.string_buf.get(), n + n / 2);
+  return true;
+}
+
 void reserve_strict_dom(dom::parser& parser, std::size_t capacity) noexcept {
-  if (parser.allocate(capacity, max_json_depth) != simdjson::SUCCESS) return;
-  // `parse` would size the document for each text; after a failure here it
-  // tries again.
-  [[maybe_unused]] const auto ignored = parser.doc.allocate(capacity);
+  // A failure is left to the parse, which tries again.
+  (void)allocate_advised(parser, capacity, max_json_depth);
 }
 
 std::optional<dom::element> parse_strict_dom(std::string_view text, dom::parser& parser,
                                              std::size_t readable) {
   if (needs_reference_path(text)) return std::nullopt;
   if ((parser.capacity() < text.size() || parser.max_depth() != max_json_depth) &&
-      parser.allocate(text.size(), max_json_depth) != simdjson::SUCCESS) {
+      !allocate_advised(parser, text.size(), max_json_depth)) {
     return std::nullopt;
   }
   dom::element root;

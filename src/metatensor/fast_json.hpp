@@ -76,6 +76,13 @@ struct fast_header {
 /// there are enough of them, so the text is not copied.
 [[nodiscard]] std::optional<fast_header> read_header_fast(std::span<const std::byte> image, std::uint64_t n);
 
+/// The closing quote of the JSON string whose text starts at `p` (just
+/// after its opening quote): the first `"` in [p, end) after no odd run of
+/// backslashes; nullptr when there is none. It reads 64 bytes at a time: a
+/// schema embedded as a string escapes every quote it holds, so a search
+/// quote by quote makes a call every few bytes (issue 27).
+[[nodiscard]] const char* closing_quote(const char* p, const char* end) noexcept;
+
 /// Rules 3–7 of §2 by the reference path (nlohmann, one rule per pass, so
 /// the first failure is the one §8.2 names; throws `metatensor::error`):
 /// `entries` in name order with shapes bound, as `read_header_fast` gives

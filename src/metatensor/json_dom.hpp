@@ -48,6 +48,14 @@ namespace metatensor::detail {
 /// texts faults its memory in once. A failure is left to the parse.
 void reserve_strict_dom(simdjson::dom::parser& parser, std::size_t capacity) noexcept;
 
+/// Sizes `parser` for texts of up to `capacity` bytes (depth `max_depth`)
+/// and advises huge pages for its structural index, tape and string buffer
+/// before their first touch (tensogram/core/memory.hpp): a parse of a
+/// 100 MB header otherwise takes ~100,000 page faults, a third of its time
+/// on our VMs (issue 27). False when the allocation fails.
+[[nodiscard]] bool allocate_advised(simdjson::dom::parser& parser, std::size_t capacity,
+                                    std::size_t max_depth) noexcept;
+
 /// A copy of `text` that `parse_strict_dom` reads in place (capacity for
 /// `SIMDJSON_PADDING` more bytes) when it is long enough for the parser's
 /// copy to matter; a plain copy otherwise.

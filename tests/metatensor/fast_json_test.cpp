@@ -249,6 +249,49 @@ TEST(FastJson, ValidDocumentMatchesReference) {
   EXPECT_TRUE(check_document(valid_document));
 }
 
+// The end of a string's text, found 64 bytes at a time, is where a
+// byte-by-byte reading of its escapes ends it: random texts of quotes,
+// backslashes and letters (runs of backslashes across block boundaries,
+// quotes at every offset, texts that end inside an escape), from every
+// start offset of a buffer, and a long embedded document.
+TEST(FastJson, ClosingQuoteAgreesWithByteByByteReading) {
+  const auto by_bytes = [](const char* p, const char* end) -> const char* {
+    for (; p < end; ++p) {
+      if (*p == '\\') {
+        if (++p == end) return nullptr;
+      } else if (*p == '"') {
+        return p;
+      }
+    }
+    return nullptr;
+  };
+  std::mt19937 rng(28);
+  int found = 0;
+  for (int iter = 0; iter < 20000; ++iter) {
+    const std::size_t size = rng() % 300;
+    // Mostly backslashes in some texts (long runs), mostly letters in others.
+    const unsigned backslash_share = rng() % 10;
+    std::string t(size, 'a');
+    for (auto& c : t) {
+      const unsigned r = rng() % 10;
+      c = r < backslash_share ? '\\' : (r == 9 ? '"' : 'a');
+    }
+    const std::size_t from = t.empty() ? 0 : rng() % t.size();
+    const char* const begin = t.data() + from;
+    const char* const end = t.data() + t.size();
+    const char* const want = by_bytes(begin, end);
+    ASSERT_EQ(metatensor::detail::closing_quote(begin, end), want) << t << " from " << from;
+    found += want != nullptr ? 1 : 0;
+  }
+  EXPECT_GT(found, 5000);
+  // A schema embedded as a string: every quote in it escaped, one at the end.
+  std::string embedded;
+  for (int i = 0; i < 500; ++i) embedded += R"(\"t.)" + std::to_string(i) + R"(\":{\"a\\\\b\":[1]},)";
+  const std::string text = embedded + "\"-0\":1";
+  EXPECT_EQ(metatensor::detail::closing_quote(text.data(), text.data() + text.size()),
+            text.data() + embedded.size());
+}
+
 // Random single-byte edits of the valid texts: whatever the fast path
 // accepts, the reference accepts with the same values.
 TEST(FastJson, MutationsAgreeWithReference) {

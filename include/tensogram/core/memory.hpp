@@ -35,6 +35,17 @@ void advise_huge_pages(void* data, std::size_t size) noexcept;
 /// so that the resize/insert that follows touches huge pages.
 void reserve_advised(std::vector<std::byte>& v, std::size_t size);
 
+/// Reserves room for `n` elements in `v` and advises huge pages for it, for
+/// tables of hundreds of thousands of rows (a 200 k-tensor header's), so
+/// that filling them takes few page faults. Only the new allocation is
+/// advised; a vector with room for `n` is left as it is.
+template <typename T>
+void reserve_advised(std::vector<T>& v, std::size_t n) {
+  if (v.capacity() >= n) return;
+  v.reserve(n);
+  advise_huge_pages(v.data(), v.capacity() * sizeof(T));
+}
+
 /// Spare capacity a codec leaves after a payload it returns, so that the
 /// buffered encoder can build a one-object message around the payload in
 /// the same vector (message/encode.cpp) instead of copying it into a second

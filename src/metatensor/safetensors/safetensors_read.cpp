@@ -14,6 +14,7 @@
 #include "src/metatensor/fast_json.hpp"
 #include "src/metatensor/strict_json.hpp"
 #include "src/metatensor/text.hpp"
+#include "tensogram/core/memory.hpp"
 #include "tensogram/core/utf8.hpp"
 
 namespace metatensor::safetensors {
@@ -257,7 +258,8 @@ file file::from_buffer(tensogram::buffer image) {
   }
   // Views: every range lies inside [D, size) by rules 9 and 10.
   const std::size_t d = static_cast<std::size_t>(8 + n);
-  f.tensors_.reserve(entries.size());
+  tensogram::reserve_advised(f.tensors_, entries.size());
+  tensogram::reserve_advised(f.by_name_, entries.size());
   f.by_name_.resize(entries.size());
   for (const std::size_t i : order) {
     const auto& e = entries[i];

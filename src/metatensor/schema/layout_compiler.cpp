@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "schema_error.hpp"
+#include "tensogram/core/memory.hpp"
 #include "typedef_keywords.hpp"
 
 namespace metatensor::detail {
@@ -493,7 +494,7 @@ std::vector<tensor_layout> compile_layouts(const schema_document& document,
   compiler c(document, ref_targets);
   const auto& properties = document.root().at("properties");
   std::vector<tensor_layout> out;
-  out.reserve(properties.size());
+  tensogram::reserve_advised(out, properties.size());
   // `properties` iterates in key order (byte-wise), the order of the table.
   for (const auto& [name, schema] : properties.items()) {
     check_name(name);

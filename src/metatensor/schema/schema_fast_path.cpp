@@ -10,6 +10,7 @@
 #include "src/metatensor/json_dom.hpp"
 #include "src/metatensor/strict_json.hpp"
 #include "src/metatensor/text.hpp"
+#include "tensogram/core/memory.hpp"
 #include "typedef_keywords.hpp"
 
 namespace metatensor::detail {
@@ -161,7 +162,7 @@ std::optional<compiled_schema> schema_fast_path::compile_embedded(std::string_vi
 
   compiled_schema out;
   auto& layouts = out.tensors_;
-  layouts.reserve(properties->size());
+  tensogram::reserve_advised(layouts, properties->size());
   for (const auto field : *properties) {
     if (!allowed_name(field.key)) return std::nullopt;
     if (!flat_tensor(field.value, field.key, layouts.emplace_back())) return std::nullopt;
@@ -187,7 +188,7 @@ std::optional<compiled_schema> schema_fast_path::compile_embedded(std::string_vi
       t->required = true;
     }
   }
-  out.deferred_ = std::make_shared<deferred_document>(std::string(text));
+  out.deferred_ = std::make_shared<deferred_document>(parse_ready_copy(text));  // advised: tens of MB
   return out;
 }
 

@@ -35,6 +35,7 @@
 #include "src/metatensor/text.hpp"
 #include "src/metatensor/view/blob_slots.hpp"
 #include "src/metatensor/view/layout_table_check.hpp"
+#include "tensogram/core/memory.hpp"
 
 namespace metatensor {
 
@@ -550,6 +551,7 @@ std::shared_ptr<state> validate(tensogram::buffer image) {
   const auto layouts = s->schema.tensors();
   // (layout, physical tensor) of each logical tensor matched.
   std::vector<std::pair<const tensor_layout*, std::size_t>> matched;
+  tensogram::reserve_advised(matched, std::min(physical.size(), layouts.size()));
   const tensor_layout* next = layouts.data();
   const tensor_layout* const end = layouts.data() + layouts.size();
   for (std::size_t i = 0; i < physical.size(); ++i) {
@@ -575,7 +577,7 @@ std::shared_ptr<state> validate(tensogram::buffer image) {
   // difference) when neither finds the tables equal.
   s->layout_text = keys.layout_text;
   std::vector<detail::layout_table_dom::named_layout> present;
-  present.reserve(s->tensors.size());
+  tensogram::reserve_advised(present, s->tensors.size());
   for (const auto& lt : s->tensors) present.emplace_back(lt.layout->name, lt.layout);
   bool equal =
       keys.layout_deferred && detail::canonical_layout_text_equals(keys.layout_text, present, s->alignment);
