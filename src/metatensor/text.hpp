@@ -2,7 +2,10 @@
 // public header).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <functional>
+#include <iterator>
 #include <span>
 #include <string>
 #include <string_view>
@@ -19,6 +22,16 @@ namespace metatensor::detail {
   out += name;
   out += '"';
   return out;
+}
+
+/// The element of `sorted` whose name (`name_of(element)`, convertible to a
+/// `std::string_view`) is `name`, or null; `sorted` is in byte-wise name
+/// order, as every table of names in a header is (a binary search).
+template <class Range, class NameOf>
+[[nodiscard]] auto* find_by_name(Range& sorted, std::string_view name, NameOf name_of) noexcept {
+  const auto key = [&](const auto& e) { return std::string_view(name_of(e)); };
+  const auto it = std::ranges::lower_bound(sorted, name, std::less<>{}, key);
+  return it == std::ranges::end(sorted) || key(*it) != name ? nullptr : std::addressof(*it);
 }
 
 /// Appends '/' and one JSON Pointer reference token (RFC 6901: '~' -> "~0",

@@ -272,10 +272,8 @@ file file::from_buffer(tensogram::buffer image) {
 }
 
 const tensor_view* file::find(std::string_view name) const noexcept {
-  const auto it = std::lower_bound(by_name_.begin(), by_name_.end(), name,
-                                   [&](std::size_t i, std::string_view n) { return tensors_[i].name() < n; });
-  if (it == by_name_.end() || tensors_[*it].name() != name) return nullptr;
-  return &tensors_[*it];
+  const auto* i = detail::find_by_name(by_name_, name, [&](std::size_t k) { return tensors_[k].name(); });
+  return i == nullptr ? nullptr : &tensors_[*i];
 }
 
 const tensor_view& file::at(std::string_view name) const {

@@ -12,16 +12,14 @@
 
 #include "metatensor/layout.hpp"
 #include "schema_document.hpp"
+#include "src/metatensor/text.hpp"
 
 namespace metatensor::detail {
 
 /// The layout called `name` in `sorted` (a table sorted by name), or null.
 template <class Layout>
 [[nodiscard]] Layout* find_layout(std::span<Layout> sorted, std::string_view name) noexcept {
-  const auto it = std::lower_bound(
-      sorted.begin(), sorted.end(), name,
-      [](const tensor_layout& t, std::string_view n) { return std::string_view(t.name) < n; });
-  return it == sorted.end() || it->name != name ? nullptr : &*it;
+  return find_by_name(sorted, name, [](const tensor_layout& t) -> const std::string& { return t.name; });
 }
 
 /// The layout of every root property of `document`, whose `$ref`s lead to

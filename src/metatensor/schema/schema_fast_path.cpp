@@ -167,17 +167,15 @@ std::optional<compiled_schema> schema_fast_path::compile_embedded(std::string_vi
     if (!allowed_name(field.key)) return std::nullopt;
     if (!flat_tensor(field.value, field.key, layouts.emplace_back())) return std::nullopt;
   }
-  // The table is sorted by name; writers usually list properties that way.
+  // The table is sorted by name, without duplicates (parse_strict_dom
+  // refused duplicate keys; the reference path names them should one ever
+  // get here). Writers usually list properties in order: then one
+  // comparison per pair settles both (names share long prefixes, issue 27).
   const auto by_name = [](const tensor_layout& a, const tensor_layout& b) { return a.name < b.name; };
-  if (!std::is_sorted(layouts.begin(), layouts.end(), by_name)) {
+  const auto not_before = [&](const tensor_layout& a, const tensor_layout& b) { return !by_name(a, b); };
+  if (std::adjacent_find(layouts.begin(), layouts.end(), not_before) != layouts.end()) {
     std::sort(layouts.begin(), layouts.end(), by_name);
-  }
-  // parse_strict_dom refused duplicate keys; the reference path names them
-  // should one ever get here.
-  if (std::adjacent_find(layouts.begin(), layouts.end(), [](const tensor_layout& a, const tensor_layout& b) {
-        return a.name == b.name;
-      }) != layouts.end()) {
-    return std::nullopt;
+    if (std::adjacent_find(layouts.begin(), layouts.end(), not_before) != layouts.end()) return std::nullopt;
   }
   if (required) {
     for (const auto r : *required) {

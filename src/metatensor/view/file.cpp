@@ -124,10 +124,8 @@ struct file::state {
   bool checks_on_access = false;
 
   [[nodiscard]] const logical* find(std::string_view name) const noexcept {
-    const auto it = std::lower_bound(
-        tensors.begin(), tensors.end(), name,
-        [](const logical& l, std::string_view n) { return std::string_view(l.layout->name) < n; });
-    return it == tensors.end() || it->layout->name != name ? nullptr : &*it;
+    return detail::find_by_name(tensors, name,
+                                [](const logical& l) -> const std::string& { return l.layout->name; });
   }
 
   [[nodiscard]] const logical& at(std::string_view name) const {
@@ -538,6 +536,10 @@ std::shared_ptr<state> validate(tensogram::buffer image) {
   simdjson::dom::parser parser;
   auto s = std::make_shared<state>(safetensors::file::from_buffer(std::move(image)));  // step 1
   auto keys = check_keys(s->base, parser);                                             // step 2
+  // The schema's parse is done with; when the layout table waits for step
+  // 4's comparison of texts (nearly always), its parse may never come, so
+  // the parser's memory goes now rather than at the end (a lower peak).
+  if (keys.layout_deferred) parser = simdjson::dom::parser();
   s->alignment = keys.alignment;
   s->schema = keys.fast_schema ? std::move(*keys.fast_schema)  // step 3
                                : compile_schema(std::move(keys.schema), schema_source::embedded);
