@@ -186,7 +186,10 @@ std::optional<compiled_schema> schema_fast_path::compile_embedded(std::string_vi
       t->required = true;
     }
   }
-  out.deferred_ = std::make_shared<deferred_document>(parse_ready_copy(text));  // advised: tens of MB
+  // The parse is done with: a parser of our own goes before the copy of
+  // the text (tens of MB, advised), so the two are not resident together.
+  local.reset();
+  out.deferred_ = std::make_shared<deferred_document>(parse_ready_copy(text));
   return out;
 }
 

@@ -187,8 +187,8 @@ bool is_known_key(std::string_view key) {
          key == "metatensor.schema" || key == "metatensor.layout";
 }
 
-// `parser` is reused for the schema and then the layout table, whose parse
-// it holds until step 4 (see `validate`).
+// `parser` reads the layout table, whose parse it holds until step 4, and
+// the schema before it when the table is read here (see `validate`).
 header_keys check_keys(const safetensors::file& base, simdjson::dom::parser& parser) {
   const auto& md = base.metadata();
   const auto get = [&](const char* key) -> const std::string* {
@@ -220,10 +220,24 @@ header_keys check_keys(const safetensors::file& base, simdjson::dom::parser& par
   const auto* schema = get("metatensor.schema");
   if (schema == nullptr) fail(errc::mt_schema_json, "metatensor.schema is missing");
   const auto* layout = get("metatensor.layout");
-  detail::reserve_strict_dom(parser, std::max(schema->size(), layout == nullptr ? 0 : layout->size()));
-  // The base layer left room for the parser's padding after these strings
+  const auto unknown = std::find_if(md.begin(), md.end(), [](const auto& kv) {
+    return kv.first.starts_with(reserved_prefix) && !is_known_key(kv.first);
+  });
+  // Reading the table may wait for step 4 when nothing between can fail:
+  // the fast path compiles the schema (step 3 passes), and no unknown key
+  // fails the rest of step 2. A table that is no strict JSON then fails at
+  // step 4 with the same MT_LAYOUT_JSON, the first failure of the file.
+  // The schema is then parsed in a parser of its own, which goes before the
+  // compiled schema copies the text (a lower peak: the table's parse may
+  // never come); else one parser, sized once, reads both. The base layer
+  // left room for the parser's padding after these strings
   // (`parse_ready_copy`): both are parsed in place.
-  out.fast_schema = detail::schema_fast_path::compile_embedded(*schema, schema->capacity(), &parser);
+  const bool may_defer = unknown == md.end();
+  if (!may_defer) {
+    detail::reserve_strict_dom(parser, std::max(schema->size(), layout == nullptr ? 0 : layout->size()));
+  }
+  out.fast_schema =
+      detail::schema_fast_path::compile_embedded(*schema, schema->capacity(), may_defer ? nullptr : &parser);
   if (!out.fast_schema) {
     out.schema =
         parse_strict_json(*schema, json_errors{errc::mt_schema_json, errc::mt_schema_json, "schema"});
@@ -234,14 +248,7 @@ header_keys check_keys(const safetensors::file& base, simdjson::dom::parser& par
   if (layout == nullptr) fail(errc::mt_layout_json, "metatensor.layout is missing");
   out.layout_text = *layout;
   out.layout_readable = layout->capacity();
-  const auto unknown = std::find_if(md.begin(), md.end(), [](const auto& kv) {
-    return kv.first.starts_with(reserved_prefix) && !is_known_key(kv.first);
-  });
-  // Reading the table may wait for step 4 when nothing between can fail:
-  // the fast path compiled the schema (step 3 passes), and no unknown key
-  // fails the rest of step 2. A table that is no strict JSON then fails at
-  // step 4 with the same MT_LAYOUT_JSON, the first failure of the file.
-  out.layout_deferred = out.fast_schema && unknown == md.end();
+  out.layout_deferred = out.fast_schema && may_defer;
   if (!out.layout_deferred) read_layout_table(out, parser);
   if (unknown != md.end()) {
     fail(errc::mt_unknown_key, "unknown reserved __metadata__ key " + detail::quoted(unknown->first));
@@ -528,18 +535,15 @@ void require_blob_refs(const state& s, const state::logical& lt) {
 
 // Steps 1-7 of §8.2: everything that reads only the header.
 std::shared_ptr<state> validate(tensogram::buffer image) {
-  // One parser reads the schema, then the layout table, in memory faulted
-  // in once (issue 27). (The header's parser is freed before: reusing it
-  // too saves more faults but keeps ~2.3 bytes per header byte resident
+  // The parser of the layout table, and of the schema too when the table
+  // cannot wait for step 4 (then in memory faulted in once, see
+  // check_keys; issue 27). (The header's parser is freed before: reusing
+  // it too saves more faults but keeps ~2.3 bytes per header byte resident
   // for the whole open, ~50 MB more at the peak for a 98 MB header.) It
   // outlives `keys`, which holds the layout table's parse.
   simdjson::dom::parser parser;
   auto s = std::make_shared<state>(safetensors::file::from_buffer(std::move(image)));  // step 1
   auto keys = check_keys(s->base, parser);                                             // step 2
-  // The schema's parse is done with; when the layout table waits for step
-  // 4's comparison of texts (nearly always), its parse may never come, so
-  // the parser's memory goes now rather than at the end (a lower peak).
-  if (keys.layout_deferred) parser = simdjson::dom::parser();
   s->alignment = keys.alignment;
   s->schema = keys.fast_schema ? std::move(*keys.fast_schema)  // step 3
                                : compile_schema(std::move(keys.schema), schema_source::embedded);
