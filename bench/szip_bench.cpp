@@ -168,7 +168,8 @@ int main(int argc, char** argv) {
         cfg.reps, [&] { back = {}; },
         [&] { back = tensogram::codecs::szip_decompress(enc.payload, p, packed.size()); });
     if (back != packed) throw std::runtime_error("szip round trip differs");
-    // The RSI offset walk alone (spec 03 §7.4), part of the stage's encode.
+    // The RSI offset walk alone (spec 03 §7.4): what the libaec path adds
+    // to an encode; ours records the offsets as it writes (codecs/szip.cpp).
     std::vector<std::uint64_t> offsets;
     const best_time walk = measure(cfg.reps, [&] {
       offsets = tensogram::codecs::szip_rsi_offsets(enc.payload, p, packed.size() / (ub / 8),
