@@ -34,6 +34,45 @@ bool is_json_space(char c) noexcept {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
+// Bit i set where block[i] == c, for the 64 bytes at `block`.
+std::uint64_t byte_mask(const char* block, char c) noexcept {
+#if defined(__SSE2__)
+  const __m128i want = _mm_set1_epi8(c);
+  std::uint64_t m = 0;
+  for (int i = 0; i < 4; ++i) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 16 * i));
+    m |= std::uint64_t{static_cast<std::uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, want)))} << (16 * i);
+  }
+  return m;
+#else
+  std::uint64_t m = 0;
+  for (int i = 0; i < 64; ++i) m |= std::uint64_t{block[i] == c} << i;
+  return m;
+#endif
+}
+
+// Calls visit(block, at) for each 64-byte block of [p, end) in order, until
+// it returns a pointer, which is returned (nullptr when none does). `at` is
+// where the block starts in the text; `block` is `at` itself, or for a last
+// block shorter than 64 bytes a copy padded with `pad`, a byte the caller's
+// masks never look for, so that no mask bit lies past `end`.
+template <class Visit>
+const char* scan_blocks(const char* p, const char* end, char pad, Visit visit) {
+  char tail[64];
+  while (p < end) {
+    const auto n = static_cast<std::size_t>(end - p);
+    const char* block = p;
+    if (n < 64) {
+      std::memset(tail, pad, sizeof tail);
+      std::memcpy(tail, p, n);
+      block = tail;
+    }
+    if (const char* hit = visit(block, p)) return hit;
+    p += std::min<std::size_t>(n, 64);  // never past `end`
+  }
+  return nullptr;
+}
+
 // True when the `-` at `hit` may start the number `-0` (or `-0.5`, `-0e1`):
 // simdjson reads `-0` as the integer 0, where the reference path (nlohmann)
 // keeps it a signed integer that §2 rule 7 rejects as a shape or offset. A
@@ -49,31 +88,22 @@ bool may_start_negative_zero(const char* begin, const char* end, const char* hit
 }  // namespace
 
 // The reference path refuses these before parsing (BOM, NUL) or reads them
-// differently from simdjson (-0). One pass finds both bytes: each 64-byte
-// block is tested without branches, which the compiler vectorises, and only
-// a block holding a NUL or `-` is looked at byte by byte (a memchr pass per
-// byte cost ~5 % of opening a 100 MB header, issue 27).
+// differently from simdjson (-0). One pass finds both bytes 64 at a time,
+// and only the bytes of a block that are NUL or `-` are looked at one by one
+// (a memchr pass per byte cost ~5 % of opening a 100 MB header, issue 27).
 bool needs_reference_path(std::string_view text) noexcept {
   if (starts_with_bom(text)) return true;
   const char* const begin = text.data();
   const char* const end = begin + text.size();
-  constexpr std::size_t block = 64;
-  for (std::size_t at = 0; at < text.size(); at += block) {
-    const char* const p = begin + at;
-    const std::size_t n = std::min(block, text.size() - at);
-    unsigned char any = 0;
-    if (n == block) {
-      for (std::size_t i = 0; i < block; ++i)
-        any |= static_cast<unsigned char>((p[i] == '\0') | (p[i] == '-'));
-    } else {
-      for (std::size_t i = 0; i < n; ++i) any |= static_cast<unsigned char>((p[i] == '\0') | (p[i] == '-'));
+  // ' ' pads the last block: it is neither byte looked for.
+  const char* const hit = scan_blocks(begin, end, ' ', [&](const char* block, const char* at) -> const char* {
+    for (std::uint64_t m = byte_mask(block, '\0') | byte_mask(block, '-'); m != 0; m &= m - 1) {
+      const char* const q = at + std::countr_zero(m);
+      if (*q == '\0' || may_start_negative_zero(begin, end, q)) return q;
     }
-    if (any == 0) continue;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (p[i] == '\0' || (p[i] == '-' && may_start_negative_zero(begin, end, p + i))) return true;
-    }
-  }
-  return false;
+    return nullptr;
+  });
+  return hit != nullptr;
 }
 
 namespace {
@@ -228,23 +258,6 @@ bool sort_unique(std::vector<T>& items, Less less, bool ascending) {
   return true;
 }
 
-// Bit i set where block[i] == c, for the 64 bytes at `block`.
-std::uint64_t byte_mask(const char* block, char c) noexcept {
-#if defined(__SSE2__)
-  const __m128i want = _mm_set1_epi8(c);
-  std::uint64_t m = 0;
-  for (int i = 0; i < 4; ++i) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 16 * i));
-    m |= std::uint64_t{static_cast<std::uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, want)))} << (16 * i);
-  }
-  return m;
-#else
-  std::uint64_t m = 0;
-  for (int i = 0; i < 64; ++i) m |= std::uint64_t{block[i] == c} << i;
-  return m;
-#endif
-}
-
 // The bytes of a 64-byte block that a backslash escapes, given the block's
 // backslashes: a byte is escaped when the run of backslashes right before
 // it is odd. `carry` says whether the block's first byte is escaped by the
@@ -271,19 +284,11 @@ std::uint64_t escaped_bytes(std::uint64_t backslashes, bool& carry) noexcept {
 
 const char* closing_quote(const char* p, const char* end) noexcept {
   bool carry = false;
-  char tail[64];
-  for (; p < end; p += 64) {
-    const auto n = static_cast<std::size_t>(end - p);
-    const char* block = p;
-    if (n < 64) {  // the last block, padded with bytes that are neither
-      std::memset(tail, 0, sizeof tail);
-      std::memcpy(tail, p, n);
-      block = tail;
-    }
+  // NUL pads the last block: it is neither a quote nor a backslash.
+  return scan_blocks(p, end, '\0', [&carry](const char* block, const char* at) -> const char* {
     const std::uint64_t quotes = byte_mask(block, '"') & ~escaped_bytes(byte_mask(block, '\\'), carry);
-    if (quotes != 0) return p + std::countr_zero(quotes);
-  }
-  return nullptr;
+    return quotes != 0 ? at + std::countr_zero(quotes) : nullptr;
+  });
 }
 
 bool to_nlohmann(dom::element e, nlohmann::json& out) {

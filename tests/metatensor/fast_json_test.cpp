@@ -9,6 +9,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "src/metatensor/fast_json.hpp"
@@ -290,6 +291,46 @@ TEST(FastJson, ClosingQuoteAgreesWithByteByByteReading) {
   const std::string text = embedded + "\"-0\":1";
   EXPECT_EQ(metatensor::detail::closing_quote(text.data(), text.data() + text.size()),
             text.data() + embedded.size());
+}
+
+// The scan for bytes that send a text to the reference path (a NUL, a `-0`
+// after `[`, `,`, `:` or at the start, a BOM), 64 bytes at a time, agrees
+// with a byte-by-byte reading: random texts of those bytes and others, seen
+// through views that end anywhere, so a `-` at a view's end is followed in
+// memory by a `0` the scan must not read.
+TEST(FastJson, NeedsReferencePathAgreesWithByteByByteReading) {
+  const auto by_bytes = [](std::string_view t) {
+    if (t.starts_with("\xEF\xBB\xBF")) return true;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      if (t[i] == '\0') return true;
+      if (t[i] != '-' || i + 1 == t.size() || t[i + 1] != '0') continue;
+      std::size_t q = i;
+      while (q > 0 && (t[q - 1] == ' ' || t[q - 1] == '\n' || t[q - 1] == '\t' || t[q - 1] == '\r')) --q;
+      if (q == 0 || t[q - 1] == '[' || t[q - 1] == ',' || t[q - 1] == ':') return true;
+    }
+    return false;
+  };
+  std::mt19937 rng(29);
+  const std::string alphabet = std::string("-0-0[,: \n\"a1") + '\0';
+  int hits = 0;
+  for (int iter = 0; iter < 20000; ++iter) {
+    std::string t(rng() % 300, 'a');
+    // Mostly plain text, with a few of the bytes that matter in most texts.
+    const unsigned share = 1 + rng() % 20;
+    for (auto& c : t) {
+      if (rng() % 100 < share) c = alphabet[rng() % alphabet.size()];
+    }
+    if (rng() % 50 == 0) t.insert(0, "\xEF\xBB\xBF");
+    t += "0";  // read past a view's end, this would turn a final `-` into `-0`
+    const std::size_t size = rng() % t.size();
+    const std::string_view view(t.data(), size);
+    const bool want = by_bytes(view);
+    ASSERT_EQ(metatensor::detail::needs_reference_path(view), want)
+        << testing::PrintToString(std::string(view));
+    hits += want ? 1 : 0;
+  }
+  EXPECT_GT(hits, 2000);
+  EXPECT_LT(hits, 18000);
 }
 
 // Random single-byte edits of the valid texts: whatever the fast path

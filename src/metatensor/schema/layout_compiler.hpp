@@ -3,7 +3,6 @@
 // (dialect_check.hpp). Not a public header.
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
 #include <span>
 #include <string>
