@@ -24,7 +24,13 @@ void advise_huge_pages(void* data, std::size_t size) noexcept {
   const std::uintptr_t below = begin & ~(huge - 1);
   const bool head = begin - below < 4096;
   const std::uintptr_t first = head ? below : (begin + huge - 1) & ~(huge - 1);
-  const std::uintptr_t last = (begin + size) & ~(huge - 1);
+  // And its end a little before the next boundary, where glibc's mapping
+  // for it ends: less than 4 KiB of slack, plus less than one element of a
+  // table whose room was rounded down to whole elements (reserve_advised).
+  // Without this the last 2 MiB of every such buffer faulted page by page.
+  const std::uintptr_t end = begin + size;
+  const std::uintptr_t above = (end + huge - 1) & ~(huge - 1);
+  const std::uintptr_t last = above - end < 8192 ? above : end & ~(huge - 1);
   if (last <= first) return;
   // Failure (EINVAL without THP support) only means no huge pages.
   if (::madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE) != 0) return;

@@ -435,7 +435,8 @@ std::string parse_ready_copy(std::string_view text) {
   constexpr std::size_t worth_padding = 4096;
   std::string out;
   if (text.size() >= worth_padding) {
-    out.reserve(text.size() + simdjson::SIMDJSON_PADDING);
+    // huge_page_capacity: whole huge pages from the first byte to the last.
+    out.reserve(tensogram::huge_page_capacity(text.size() + simdjson::SIMDJSON_PADDING));
     tensogram::advise_huge_pages(out.data(), out.capacity());  // before the copy's first touch
   }
   out.assign(text);

@@ -117,7 +117,9 @@ struct file::state {
   mutable nlohmann::json layout_table;
   // The logical tensors present, in the order of the schema's table (by
   // name). A table, not a tree: 200 k tensors per header (issue 27).
-  std::vector<logical> tensors;
+  // Built at its full size (a logical cannot move), hence the allocator:
+  // the value-initialisation of 200 k rows then touches huge pages.
+  std::vector<logical, tensogram::advised_allocator<logical>> tensors;
   // Run step 8 on first access (open / from_buffer). False for header
   // images, whose tensor bytes arrive later: a pass on not-yet-written
   // (zero) bytes must not be remembered.
@@ -569,7 +571,7 @@ std::shared_ptr<state> validate(tensogram::buffer image) {
   }
   // The base layer refused duplicate names: each layout occurs once.
   if (!std::is_sorted(matched.begin(), matched.end())) std::sort(matched.begin(), matched.end());
-  s->tensors = std::vector<state::logical>(matched.size());
+  s->tensors = decltype(s->tensors)(matched.size());
   for (std::size_t k = 0; k < matched.size(); ++k) {
     auto& lt = s->tensors[k];
     const auto [l, i] = matched[k];
