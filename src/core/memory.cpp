@@ -1,5 +1,6 @@
 #include "tensogram/core/memory.hpp"
 
+#include <cerrno>
 #include <cstdint>
 
 #if defined(__linux__)
@@ -32,8 +33,10 @@ void advise_huge_pages(void* data, std::size_t size) noexcept {
   const std::uintptr_t above = (end + huge - 1) & ~(huge - 1);
   const std::uintptr_t last = above - end < 8192 ? above : end & ~(huge - 1);
   if (last <= first) return;
-  // Failure (EINVAL without THP support) only means no huge pages.
-  if (::madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE) != 0) return;
+  // Failure only means no huge pages: EINVAL without THP support; ENOMEM
+  // when part of the range is not mapped (past a buffer that ends near a
+  // boundary by chance), where the mapped part is advised all the same.
+  if (::madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE) != 0 && errno != ENOMEM) return;
 #if defined(MADV_COLLAPSE)
   // The allocator wrote its header before the advice, so the first 2 MiB
   // already has small pages and would fault 512 times; collapsing it now
@@ -49,7 +52,8 @@ void advise_huge_pages(void* data, std::size_t size) noexcept {
 std::size_t huge_page_capacity(std::size_t size) noexcept {
   constexpr std::size_t huge = std::size_t{2} << 20;
   constexpr std::size_t page = 4096;
-  if (size < huge_page_advice_threshold || size > SIZE_MAX / 2) return size;
+  constexpr std::size_t rounded_from = std::size_t{4} << 20;  // see the header
+  if (size < rounded_from || size > SIZE_MAX / 2) return size;
   return (size + page + huge - 1) / huge * huge - page;
 }
 

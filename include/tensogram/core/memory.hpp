@@ -18,9 +18,7 @@
 namespace tensogram {
 
 /// Buffers smaller than this are left alone (the advice is a system call):
-/// one huge page. From there on a buffer placed by huge_page_capacity is
-/// huge pages from end to end; below, it could hold none. (It was 4 MiB,
-/// which left a 4,000,000-byte string, just below, in 977 small pages.)
+/// one huge page, the least a buffer must span to hold one.
 inline constexpr std::size_t huge_page_advice_threshold = std::size_t{2} << 20;
 
 /// Advises transparent huge pages for the 2 MiB-aligned interior of
@@ -28,12 +26,14 @@ inline constexpr std::size_t huge_page_advice_threshold = std::size_t{2} << 20;
 /// other systems and where THP is disabled; never fails.
 void advise_huge_pages(void* data, std::size_t size) noexcept;
 
-/// The allocation size to ask for a buffer of `size` bytes: for a large
-/// one, size + 4 KiB rounded up to 2 MiB, less 4 KiB, so that glibc's
-/// mapping for it (block and header) is a whole number of 2 MiB pages,
-/// which Linux aligns to 2 MiB: the buffer then starts just after a
-/// huge-page boundary and advise_huge_pages covers its first 2 MiB too.
-/// The extra capacity is never touched.
+/// The allocation size to ask for a buffer of `size` bytes: from 4 MiB on,
+/// size + 4 KiB rounded up to 2 MiB, less 4 KiB, so that glibc's mapping
+/// for it (block and header) is a whole number of 2 MiB pages, which Linux
+/// aligns to 2 MiB: the buffer then starts just after a huge-page boundary
+/// and ends just before one, and advise_huge_pages covers its first and
+/// last 2 MiB too. The extra capacity is never written, but the last huge
+/// page is resident whole once touched, so smaller buffers keep their
+/// size (a 2 MiB buffer would take 4; a 4 MiB one takes at most 6).
 [[nodiscard]] std::size_t huge_page_capacity(std::size_t size) noexcept;
 
 /// Reserves capacity for `size` bytes in `v` and advises huge pages for it,
