@@ -22,8 +22,11 @@ namespace tensogram {
 inline constexpr std::size_t huge_page_advice_threshold = std::size_t{2} << 20;
 
 /// Advises transparent huge pages for the 2 MiB-aligned interior of
-/// [data, data + size) when size >= huge_page_advice_threshold. A no-op on
-/// other systems and where THP is disabled; never fails.
+/// [data, data + size) when size >= huge_page_advice_threshold, and for the
+/// huge page holding its first or last byte when the buffer begins less
+/// than 4 KiB after a boundary or ends less than 8 KiB before one (as a
+/// buffer sized by huge_page_capacity does). A no-op on other systems and
+/// where THP is disabled; never fails.
 void advise_huge_pages(void* data, std::size_t size) noexcept;
 
 /// The allocation size to ask for a buffer of `size` bytes: from 4 MiB on,
