@@ -46,6 +46,7 @@ CTEST ?= ctest
 PREFIX ?= /usr/local
 FUZZ_SECONDS ?= 60
 FUZZ_RUNS ?= 10000000
+FUZZ_JOBS ?= 1
 # Kill points per writer in `make soak` (the default suite uses 20).
 SOAK_KILLS ?= 500
 # Extra -D options for every configure step, e.g. CMAKE_ARGS=-DTENSOGRAM_WERROR=OFF.
@@ -79,7 +80,7 @@ help:
 	@echo "make deps           install the Debian packages: $(DEPS)"
 	@echo "make build          Release build into $(BUILD_DIR)/"
 	@echo "make fuzz           libFuzzer targets (clang) for FUZZ_SECONDS=$(FUZZ_SECONDS) s each"
-	@echo "make fuzz-long      every libFuzzer target for FUZZ_RUNS=$(FUZZ_RUNS) executions (hours; not in CI)"
+	@echo "make fuzz-long      every libFuzzer target for FUZZ_RUNS=$(FUZZ_RUNS) executions in FUZZ_JOBS=$(FUZZ_JOBS) processes (hours; not in CI)"
 	@echo "make bench          Release benchmarks in $(BENCH_DIR)/"
 	@echo "make bench-wasm     WebAssembly vs native decode (bench/wasm_bench.mjs; run before make bench to join its goals)"
 	@echo "make format         clang-format -i the C++ sources; format-check only checks"
@@ -245,7 +246,7 @@ fuzz: deps
 	  -DTENSOGRAM_BUILD_FUZZ=ON -DTENSOGRAM_BUILD_TESTS=OFF -DTENSOGRAM_BUILD_TOOLS=OFF -DTENSOGRAM_BUILD_PYTHON=OFF \
 	  -DTENSOGRAM_BUILD_EXAMPLES=OFF $(CMAKE_ARGS)
 	$(CMAKE) --build $(FUZZ_DIR) -j $(JOBS)
-	fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SECONDS)
+	FUZZ_JOBS=$(FUZZ_JOBS) fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SECONDS)
 
 # The campaign of issue 28 item 7 (docs/fuzzing.md): 10^7 executions per
 # target, hours in all, so outside CI.
@@ -254,7 +255,7 @@ fuzz-long: deps
 	  -DTENSOGRAM_BUILD_FUZZ=ON -DTENSOGRAM_BUILD_TESTS=OFF -DTENSOGRAM_BUILD_TOOLS=OFF -DTENSOGRAM_BUILD_PYTHON=OFF \
 	  -DTENSOGRAM_BUILD_EXAMPLES=OFF $(CMAKE_ARGS)
 	$(CMAKE) --build $(FUZZ_DIR) -j $(JOBS)
-	fuzz/run.sh --runs $(FUZZ_DIR) $(FUZZ_RUNS)
+	FUZZ_JOBS=$(FUZZ_JOBS) fuzz/run.sh --runs $(FUZZ_DIR) $(FUZZ_RUNS)
 
 bench: deps
 	$(CMAKE) -S . -B $(BENCH_DIR) -DCMAKE_BUILD_TYPE=Release -DTENSOGRAM_BUILD_BENCH=ON \

@@ -5,6 +5,11 @@
 #   fuzz/run.sh BUILD_DIR SECONDS
 #   fuzz/run.sh --runs BUILD_DIR RUNS     (`make fuzz-long`: RUNS per target)
 #
+# FUZZ_JOBS=N (default 1) fuzzes each target in N processes at once that
+# share one corpus (libFuzzer's -jobs/-workers), each for SECONDS or for
+# RUNS / N executions: a campaign of 10^7 executions takes 1/N of the time on
+# N idle cores. The summary adds up the processes' executions.
+#
 # BUILD_DIR is a build directory configured with CC=clang CXX=clang++
 # -DTENSOGRAM_BUILD_FUZZ=ON; the targets are (re)built first. The seed corpus
 # is made from the shared fixtures (read in place, never copied into the
@@ -22,7 +27,7 @@ if [[ $# -ne 2 ]]; then
   echo "usage: $0 BUILD_DIR SECONDS  or  $0 --runs BUILD_DIR RUNS" >&2
   exit 2
 fi
-build_dir=$1
+build_dir=$(cd "$1" && pwd)
 seconds=$2
 if ! [[ $seconds =~ ^[0-9]+$ ]] || [[ $seconds -eq 0 ]]; then
   echo "SECONDS (or RUNS) must be a positive integer, got '$seconds'" >&2
@@ -34,8 +39,13 @@ memory=(-malloc_limit_mb=2048 -rss_limit_mb=2048)
 # -timeout: a parser that spends this long on 64 KiB is hung (libFuzzer's
 # default of 20 minutes would stall the run).
 timeout=10
+jobs=${FUZZ_JOBS:-1}
+if ! [[ $jobs =~ ^[0-9]+$ ]] || [[ $jobs -eq 0 ]]; then
+  echo "FUZZ_JOBS must be a positive integer, got '$jobs'" >&2
+  exit 2
+fi
 if [[ $by_runs -eq 1 ]]; then
-  limit=(-runs="$seconds")
+  limit=(-runs="$(((seconds + jobs - 1) / jobs))")
   budget="$seconds runs"
   # A campaign runs millions of inputs in one process. AddressSanitizer keeps
   # every distinct allocation stack (30 frames by default) for the life of
@@ -183,19 +193,29 @@ for t in "${targets[@]}"; do
   if [[ $t == fuzz_npy ]]; then target_seeds=$npy_seeds; fi
   if [[ $t == fuzz_cli_pipeline ]]; then target_seeds=$cli_seeds; fi
   if [[ $t == fuzz_szip_differential ]]; then target_seeds=$szip_seeds; fi
+  parallel=()
+  if [[ $jobs -gt 1 ]]; then
+    # Each process logs to fuzz-<job>.log in the working directory; the
+    # parent copies every log into its own output when the process ends.
+    parallel=(-jobs="$jobs" -workers="$jobs")
+  fi
+  rundir="$work/run-$t"
+  mkdir -p "$rundir"
   set +e
-  "$exe" "$corpus" "$target_seeds" \
+  (cd "$rundir" && exec "$exe" "$corpus" "$target_seeds" \
     -dict="$here/tensogram.dict" \
     -max_len="$max_len" \
     "${memory[@]}" \
     -timeout="$timeout" \
     "${limit[@]}" \
     -print_final_stats=1 \
-    -artifact_prefix="$artifacts/$t-" >"$log" 2>&1
+    "${parallel[@]}" \
+    -artifact_prefix="$artifacts/$t-") >"$log" 2>&1
   rc=$?
   set -e
-  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
-  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
+  # One set of final statistics per process: executions and rates add up.
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | awk '{s += $1} END {if (NR) print s}')
+  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | awk '{s += $1} END {if (NR) print s}')
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1 || true)
   if [[ $rc -ne 0 ]]; then
     status=1
