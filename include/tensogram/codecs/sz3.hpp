@@ -10,11 +10,16 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 namespace tensogram::codecs {
+
+namespace sz3 {
+class lossless_context;
+}
 
 /// The three modes the descriptor's `sz3_error_bound_mode` allows.
 enum class sz3_error_bound_mode {
@@ -53,6 +58,32 @@ void sz3_decompress_into(std::span<const std::byte> payload, std::uint64_t n, st
                                                   std::span<const std::size_t> shape, const sz3_params& p);
 [[nodiscard]] std::vector<std::byte> sz3_compress(std::span<const float> data,
                                                   std::span<const std::size_t> shape, const sz3_params& p);
+
+/// What compression keeps from one field to the next: the zstd context of
+/// SZ3's lossless stage (docs/sz3-format.md §3). Each `sz3_compress` call
+/// makes its own, whose first frame allocates and clears a workspace of
+/// ~280 KB at level 3 even for a 16 KB field; a caller compressing many
+/// fields (chunks, a fuzzer) keeps one of these and pays that once. The
+/// bytes are `sz3_compress`'s: zstd makes the same frame from a reused
+/// context. Not shared between threads: one per thread.
+class sz3_compression_context {
+ public:
+  sz3_compression_context();
+  ~sz3_compression_context();
+  sz3_compression_context(sz3_compression_context&&) noexcept;
+  sz3_compression_context& operator=(sz3_compression_context&&) noexcept;
+  sz3_compression_context(const sz3_compression_context&) = delete;
+  sz3_compression_context& operator=(const sz3_compression_context&) = delete;
+
+  /// `sz3_compress(data, shape, p)` with this context.
+  [[nodiscard]] std::vector<std::byte> compress(std::span<const double> data,
+                                                std::span<const std::size_t> shape, const sz3_params& p);
+  [[nodiscard]] std::vector<std::byte> compress(std::span<const float> data,
+                                                std::span<const std::size_t> shape, const sz3_params& p);
+
+ private:
+  std::unique_ptr<sz3::lossless_context> zstd_;
+};
 
 /// Typed decompression; `out.size()` must equal the stream's element count.
 void sz3_decompress(std::span<const std::byte> payload, std::span<double> out);

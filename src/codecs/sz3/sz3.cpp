@@ -291,7 +291,7 @@ std::vector<std::byte> compress_interp_lorenzo(stream_config& conf, std::vector<
 
 template <class T>
 std::vector<std::byte> compress_typed(std::span<const T> data, std::span<const std::size_t> shape,
-                                      const sz3_params& p) {
+                                      const sz3_params& p, lossless_context& zstd) {
   if (data.empty()) fail("cannot compress zero values (SZ3 needs at least one)");
   std::uint64_t product = 1;
   for (std::size_t d : shape) product *= d;
@@ -331,7 +331,6 @@ std::vector<std::byte> compress_typed(std::span<const T> data, std::span<const s
 
   const std::span<const std::byte> raw = std::as_bytes(data);
   std::vector<std::byte> algo;
-  lossless_context zstd;
   // An absolute bound of 0 (or one that is not a usable number) selects
   // SZ3's lossless mode.
   if (conf.absErrorBound == 0 || !std::isfinite(conf.absErrorBound)) {
@@ -426,7 +425,8 @@ std::vector<std::byte> sz3_compress(std::span<const std::byte> in, const sz3_par
   std::vector<double> values(n);
   if (n != 0) std::memcpy(values.data(), in.data(), in.size());
   const std::array<std::size_t, 1> shape{n};
-  return sz3::compress_typed<double>(values, shape, p);
+  sz3::lossless_context zstd;
+  return sz3::compress_typed<double>(values, shape, p, zstd);
 }
 
 void sz3_decompress_into(std::span<const std::byte> payload, std::uint64_t n, std::span<std::byte> out) {
@@ -449,11 +449,27 @@ void sz3_decompress_into(std::span<const std::byte> payload, std::uint64_t n, st
 
 std::vector<std::byte> sz3_compress(std::span<const double> data, std::span<const std::size_t> shape,
                                     const sz3_params& p) {
-  return sz3::compress_typed<double>(data, shape, p);
+  return sz3_compression_context().compress(data, shape, p);
 }
 std::vector<std::byte> sz3_compress(std::span<const float> data, std::span<const std::size_t> shape,
                                     const sz3_params& p) {
-  return sz3::compress_typed<float>(data, shape, p);
+  return sz3_compression_context().compress(data, shape, p);
+}
+
+sz3_compression_context::sz3_compression_context() : zstd_(std::make_unique<sz3::lossless_context>()) {}
+sz3_compression_context::~sz3_compression_context() = default;
+sz3_compression_context::sz3_compression_context(sz3_compression_context&&) noexcept = default;
+sz3_compression_context& sz3_compression_context::operator=(sz3_compression_context&&) noexcept = default;
+
+std::vector<std::byte> sz3_compression_context::compress(std::span<const double> data,
+                                                         std::span<const std::size_t> shape,
+                                                         const sz3_params& p) {
+  return sz3::compress_typed<double>(data, shape, p, *zstd_);
+}
+std::vector<std::byte> sz3_compression_context::compress(std::span<const float> data,
+                                                         std::span<const std::size_t> shape,
+                                                         const sz3_params& p) {
+  return sz3::compress_typed<float>(data, shape, p, *zstd_);
 }
 void sz3_decompress(std::span<const std::byte> payload, std::span<double> out) {
   sz3::decompress_typed<double>(payload, out);

@@ -433,6 +433,49 @@ TEST(Sz3Stream, DescriptorErrors) {
       [&] { (void)codectest::encode_one(sz3_desc(0, "abs", 0.1), {}); }, "zero values");
 }
 
+// --- one context for many fields --------------------------------------------
+
+// A reused zstd context must make the frames a fresh one makes: every field
+// compressed through one sz3_compression_context, in an order that moves
+// between lossy, lossless and plain-zstd streams, sizes and element types
+// (and past a refused call), gives sz3_compress's bytes.
+TEST(Sz3Stream, ReusedCompressionContextGivesTheSameBytes) {
+  tg::codecs::sz3_compression_context context;
+  const auto same_as_fresh = [&](const std::vector<double>& v, std::span<const std::size_t> shape,
+                                 const sz3_params& p, const char* what) {
+    const bytes reused = context.compress(std::span<const double>(v), shape, p);
+    const bytes fresh = tg::codecs::sz3_compress(std::span<const double>(v), shape, p);
+    EXPECT_EQ(reused, fresh) << what;
+  };
+  const auto big = smooth(20000);
+  const std::array<std::size_t, 1> big_shape{big.size()};
+  same_as_fresh(big, big_shape, {sz3_error_bound_mode::abs, 1e-3}, "tuned 1-D interpolation");
+  const auto noise = noisy(5000);
+  const std::array<std::size_t, 1> noise_shape{noise.size()};
+  same_as_fresh(noise, noise_shape, {sz3_error_bound_mode::abs, 1e-12}, "noise: plain zstd wins");
+  same_as_fresh(noise, noise_shape, {sz3_error_bound_mode::abs, 0.0}, "lossless mode");
+  const auto grid = smooth(60 * 70);
+  const std::array<std::size_t, 2> grid_shape{60, 70};
+  same_as_fresh(grid, grid_shape, {sz3_error_bound_mode::rel, 1e-4}, "2-D");
+  const auto tiny = smooth(100);
+  const std::array<std::size_t, 1> tiny_shape{tiny.size()};
+  same_as_fresh(tiny, tiny_shape, {sz3_error_bound_mode::psnr, 60}, "100 values");
+
+  std::vector<float> f(4096);
+  for (std::size_t i = 0; i < f.size(); ++i) f[i] = static_cast<float>(big[i]);
+  const std::array<std::size_t, 1> f_shape{f.size()};
+  EXPECT_EQ(context.compress(std::span<const float>(f), f_shape, {sz3_error_bound_mode::abs, 1e-2}),
+            tg::codecs::sz3_compress(std::span<const float>(f), f_shape, {sz3_error_bound_mode::abs, 1e-2}));
+
+  const std::array<std::size_t, 1> wrong_shape{big.size() + 1};
+  EXPECT_THROW((void)context.compress(std::span<const double>(big), wrong_shape, {}), tg::encoding_error);
+  same_as_fresh(big, big_shape, {sz3_error_bound_mode::abs, 1e-3}, "the first field again");
+
+  tg::codecs::sz3_compression_context moved = std::move(context);
+  const bytes after_move = moved.compress(std::span<const double>(tiny), tiny_shape, {});
+  EXPECT_EQ(after_move, tg::codecs::sz3_compress(std::span<const double>(tiny), tiny_shape, {}));
+}
+
 // --- hostile streams --------------------------------------------------------
 
 bytes some_stream() {
