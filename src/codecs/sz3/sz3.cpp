@@ -425,8 +425,7 @@ std::vector<std::byte> sz3_compress(std::span<const std::byte> in, const sz3_par
   std::vector<double> values(n);
   if (n != 0) std::memcpy(values.data(), in.data(), in.size());
   const std::array<std::size_t, 1> shape{n};
-  sz3::lossless_context zstd;
-  return sz3::compress_typed<double>(values, shape, p, zstd);
+  return sz3_compression_context().compress(std::span<const double>(values), shape, p);
 }
 
 void sz3_decompress_into(std::span<const std::byte> payload, std::uint64_t n, std::span<std::byte> out) {
