@@ -422,9 +422,15 @@ std::vector<std::byte> sz3_compress(std::span<const std::byte> in, const sz3_par
     throw encoding_error("data length " + std::to_string(in.size()) + " is not a multiple of 8");
   }
   const std::size_t n = in.size() / 8;
+  const std::array<std::size_t, 1> shape{n};
+  // Read in place when the bytes are aligned for doubles (every buffer the
+  // library allocates is), as sz3_decompress_into writes in place.
+  if (reinterpret_cast<std::uintptr_t>(in.data()) % alignof(double) == 0) {
+    return sz3_compression_context().compress(
+        std::span<const double>(reinterpret_cast<const double*>(in.data()), n), shape, p);
+  }
   std::vector<double> values(n);
   if (n != 0) std::memcpy(values.data(), in.data(), in.size());
-  const std::array<std::size_t, 1> shape{n};
   return sz3_compression_context().compress(std::span<const double>(values), shape, p);
 }
 

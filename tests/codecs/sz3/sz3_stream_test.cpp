@@ -307,6 +307,21 @@ TEST(Sz3Stream, RandomWalkTakesTheLorenzoPredictor) {
   EXPECT_LE(max_error(v, out), 3e-3);
 }
 
+// The byte entry (the pipeline's) reads aligned bytes in place and copies
+// unaligned ones; both must make the typed entry's stream exactly.
+TEST(Sz3Stream, ByteEntryMatchesTheTypedEntryAlignedOrNot) {
+  const auto v = smooth(20000);
+  const std::array<std::size_t, 1> shape{v.size()};
+  const sz3_params p{sz3_error_bound_mode::abs, 1e-3};
+  const bytes typed = tg::codecs::sz3_compress(std::span<const double>(v), shape, p);
+  bytes storage(v.size() * 8 + 8);
+  for (const std::size_t offset : {std::size_t{0}, std::size_t{3}}) {
+    const std::span<std::byte> in(storage.data() + offset, v.size() * 8);
+    std::memcpy(in.data(), v.data(), in.size());
+    EXPECT_EQ(tg::codecs::sz3_compress(std::span<const std::byte>(in), p), typed) << "offset " << offset;
+  }
+}
+
 // White noise at a bound far below its spacing does not compress 3:1, and
 // plain zstd is smaller: SZ3 then writes the lossless mode.
 TEST(Sz3Stream, IncompressibleDataFallsBackToLossless) {
