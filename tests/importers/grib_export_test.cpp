@@ -211,10 +211,8 @@ TEST(GribExport, ValueCountMismatchIsAnError) {
 TEST(GribExport, ReducedGridGivesAnErrorNotACrash) {
   handle_ptr h(codes_grib_handle_new_from_samples(nullptr, "reduced_gg_pl_32_grib2"));
   ASSERT_TRUE(h);
-  const void* raw = nullptr;
-  std::size_t len = 0;
-  ASSERT_EQ(codes_get_message(h.get(), &raw, &len), CODES_SUCCESS);
-  std::vector<std::byte> bytes(static_cast<const std::byte*>(raw), static_cast<const std::byte*>(raw) + len);
+  const auto bytes = ecc_message_bytes(h.get());
+  ASSERT_FALSE(bytes.empty());
   const auto tgm = ti::convert_grib_buffer(bytes);
   try {
     (void)ti::to_grib(tgm[0]);

@@ -70,6 +70,15 @@ inline std::string ecc_string(codes_handle* h, const char* key) {
   return buf;
 }
 
+// The encoded message a handle holds (codes_get_message), copied out.
+inline std::vector<std::byte> ecc_message_bytes(codes_handle* h) {
+  const void* raw = nullptr;
+  std::size_t len = 0;
+  EXPECT_EQ(codes_get_message(h, &raw, &len), CODES_SUCCESS);
+  if (raw == nullptr) return {};
+  return {static_cast<const std::byte*>(raw), static_cast<const std::byte*>(raw) + len};
+}
+
 // Every message of `bytes`, read with codes_handle_new_from_message.
 inline std::vector<handle_ptr> ecc_handles(const std::vector<std::byte>& bytes) {
   std::vector<handle_ptr> out;

@@ -79,10 +79,8 @@ TEST(GribImport, SanityGridShapeAndValues) {
 TEST(GribImport, ReducedGridIsOneDimensional) {
   handle_ptr h(codes_grib_handle_new_from_samples(nullptr, "reduced_gg_pl_32_grib2"));
   ASSERT_TRUE(h);
-  const void* raw = nullptr;
-  std::size_t len = 0;
-  ASSERT_EQ(codes_get_message(h.get(), &raw, &len), CODES_SUCCESS);
-  std::vector<std::byte> bytes(static_cast<const std::byte*>(raw), static_cast<const std::byte*>(raw) + len);
+  const auto bytes = ecc_message_bytes(h.get());
+  ASSERT_FALSE(bytes.empty());
   const long points = ecc_long(h.get(), "numberOfPoints");
   long ni = 0;
   codes_get_long(h.get(), "Ni", &ni);
@@ -499,10 +497,7 @@ std::vector<std::byte> sample_grib(const std::vector<key_setting>& settings) {
   std::vector<double> values(n);
   for (std::size_t i = 0; i < n; ++i) values[i] = static_cast<double>(i % 100);
   EXPECT_EQ(codes_set_double_array(h.get(), "values", values.data(), values.size()), CODES_SUCCESS);
-  const void* raw = nullptr;
-  std::size_t len = 0;
-  EXPECT_EQ(codes_get_message(h.get(), &raw, &len), CODES_SUCCESS);
-  return {static_cast<const std::byte*>(raw), static_cast<const std::byte*>(raw) + len};
+  return ecc_message_bytes(h.get());
 }
 
 cbor::value sample_mars(const std::vector<key_setting>& settings) {
