@@ -929,6 +929,9 @@ describe("phone layout", () => {
     assert.ok((await cmapWidth()) > 0);
 
     const drag = async (dy: number) => {
+      // The sheet animates its height for .2 s after a drag: measure the handle once it has
+      // settled, or the press lands where the handle was (and a loaded machine makes that likely).
+      await page.waitForFunction(() => document.getElementById("sidebar")!.getAnimations().length === 0);
       const h = (await (await page.$("#sheet-handle"))!.boundingBox())!;
       await page.mouse.move(h.x + h.width / 2, h.y + 10);
       await page.mouse.down();
