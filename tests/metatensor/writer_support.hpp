@@ -27,18 +27,13 @@ namespace st = metatensor::safetensors;
 using metatensor::errc;
 using metatensor::file_builder;
 using metatensor::writer_options;
+using metatensor_test::text_bytes;
 
 // §6.7 worked example (the schema of spec_files.hpp, which the reader tests
 // build by hand).
 inline const std::string worked_schema = metatensor_test::example_schema();
 
 inline const nlohmann::json worked_value = metatensor_test::example_value();
-
-inline std::uint64_t load_u64(std::span<const std::byte> bytes, std::size_t at) {
-  std::uint64_t v = 0;
-  std::memcpy(&v, bytes.data() + at, 8);
-  return v;
-}
 
 template <class T>
 inline T load(std::span<const std::byte> bytes, std::size_t at) {
@@ -47,14 +42,12 @@ inline T load(std::span<const std::byte> bytes, std::size_t at) {
   return v;
 }
 
-inline std::string text_of(std::span<const std::byte> bytes) {
-  return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
+inline std::uint64_t load_u64(std::span<const std::byte> bytes, std::size_t at) {
+  return load<std::uint64_t>(bytes, at);
 }
 
-inline std::vector<std::byte> to_bytes(std::string_view s) {
-  std::vector<std::byte> out(s.size());
-  if (!s.empty()) std::memcpy(out.data(), s.data(), s.size());
-  return out;
+inline std::string text_of(std::span<const std::byte> bytes) {
+  return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
 }
 
 template <class T>

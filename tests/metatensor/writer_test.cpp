@@ -372,7 +372,7 @@ TEST(MetatensorWriter, BlobListsAligned) {
   file_builder b(schema);
   const std::vector<std::vector<std::byte>> rows{pack<double>({1}), {}, pack<double>({2, 3})};
   b.set_list_bytes("rows", {3}, rows);
-  const std::vector<std::vector<std::byte>> one{to_bytes("xyz")};
+  const std::vector<std::vector<std::byte>> one{text_bytes("xyz")};
   b.set_list_bytes("bytes", {}, one);  // rank 0: a single BlobRef
   const auto f = open_bytes(b.serialize());
   const auto idx = f.at("rows").bytes();
@@ -445,8 +445,8 @@ TEST(MetatensorWriter, RootAlignAboveFileAlignment) {
   writer_options o;
   o.alignment = 16;
   file_builder b(schema, o);
-  b.set_flat_bytes("a", {3}, to_bytes("abc"));
-  b.set_flat_bytes("z", {2}, to_bytes("zz"));
+  b.set_flat_bytes("a", {3}, text_bytes("abc"));
+  b.set_flat_bytes("z", {2}, text_bytes("zz"));
   const auto f = open_bytes(b.serialize());
   expect_entries(f, {
                         {"z", st::dtype::u8, {2}, 0, 2},
