@@ -146,6 +146,12 @@ TEST_OPT_FLAGS := -O3 -g1 -DNDEBUG
 # documentation recommends: the suite runs several times faster than at -O0,
 # which kept CI over the hour.
 SANITIZE_OPT_FLAGS := -O1 -g1
+# ... and with clang, whose ASan+UBSan instrumentation compiles in ~0.7 of
+# GCC 12's time (src/metatensor/view/file.cpp: 21.9 s of CPU against 31.3 s),
+# which is most of the sanitizer build's share of CI. `make test` stays on GCC,
+# so both compilers' -Werror warnings are checked.
+SANITIZE_CC ?= clang
+SANITIZE_CXX ?= clang++
 test: deps
 	$(MAKE) deps DEPS="$(WEB_DEPS)"
 	$(CMAKE) -S . -B $(TEST_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -221,6 +227,7 @@ viewer: viewer-build
 # which run here); the sanitizers have nothing to add to either.
 test-sanitize: deps
 	$(CMAKE) -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=Debug -DTENSOGRAM_SANITIZE=ON \
+	  -DCMAKE_C_COMPILER=$(SANITIZE_CC) -DCMAKE_CXX_COMPILER=$(SANITIZE_CXX) \
 	  "-DCMAKE_CXX_FLAGS_DEBUG=$(SANITIZE_OPT_FLAGS)" "-DCMAKE_C_FLAGS_DEBUG=$(SANITIZE_OPT_FLAGS)" \
 	  "-DCMAKE_Fortran_FLAGS_DEBUG=$(SANITIZE_OPT_FLAGS)" $(CMAKE_ARGS)
 	$(CMAKE) --build $(ASAN_DIR) -j $(JOBS)

@@ -230,7 +230,7 @@ TEST(HeaderSchema, GroupedHeader) {
   const auto& t = f.at("a.c.d");
   EXPECT_EQ(g["a"]["c"]["d"],
             json({{"dtype", "I16"}, {"shape", json::array()}, {"data_offsets", {t.begin(), t.end()}}}));
-  EXPECT_EQ(g["e"]["shape"], json({0}));
+  EXPECT_EQ(g["e"]["shape"], json::array({0}));
   EXPECT_EQ(g.size(), 2u);
   const mt::tensor_group root = mt::group_tensors(f);
   EXPECT_TRUE(root.contains("a"));

@@ -460,7 +460,7 @@ TEST(JsonSchemaDialect, References) {
   EXPECT_EQ(failing_keyword(by_pointer, json("x")), "type");
   const json by_id = {{"$defs", {{"P", {{"$id", "Particle"}, {"required", {"mass"}}}}}},
                       {"items", {{"$ref", "Particle"}}}};
-  EXPECT_EQ(check(by_id, json({json::object()}))->pointer, "/0");
+  EXPECT_EQ(check(by_id, json::array({json::object()}))->pointer, "/0");
   EXPECT_TRUE(valid(by_id, json({{{"mass", 1}}})));
   // Recursion through the value terminates.
   const json tree = {{"type", "array"}, {"items", {{"$ref", "#"}}}};

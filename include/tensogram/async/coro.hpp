@@ -105,7 +105,7 @@ namespace detail {
 template <class T, class From, class Convert>
 std::pair<awaiter<T>, std::function<void(tac::result<From>)>> awaitable(Convert convert) {
   auto s = std::make_shared<shared_state<T>>();
-  auto cb = [s, convert](tac::result<From> r) {
+  auto cb = [s, convert = std::move(convert)](tac::result<From> r) {
     if (!r.ok()) {
       s->complete(tac::result<T>::err(r.code(), r.message()));
     } else if constexpr (std::is_void_v<T>) {

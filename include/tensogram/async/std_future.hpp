@@ -32,7 +32,7 @@ namespace detail {
 /// with `convert` (the callback classes → ours).
 template <class T, class From, class Convert>
 std::function<void(tac::result<From>)> settle(std::shared_ptr<std::promise<T>> promise, Convert convert) {
-  return [promise = std::move(promise), convert](tac::result<From> r) {
+  return [promise = std::move(promise), convert = std::move(convert)](tac::result<From> r) {
     if (!r.ok()) {
       promise->set_exception(make_error(r.code(), r.message()));
       return;
