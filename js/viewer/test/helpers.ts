@@ -3,8 +3,10 @@
 // puppeteer-core; a PNG comparison with a pixel tolerance.
 
 import { createServer, type Server } from "node:http";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { extname, join, normalize } from "node:path";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, extname, join, normalize, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { PNG } from "pngjs";
 import puppeteer, { type Browser } from "puppeteer-core";
 
@@ -111,6 +113,9 @@ export async function serve(root: string): Promise<TestServer> {
   };
 }
 
+/** The viewer as `npm run build` leaves it (the tests run from dist-test/test/). */
+export const SITE = join(resolve(dirname(fileURLToPath(import.meta.url)), "../.."), "dist");
+
 export const CHROMIUM = process.env["CHROMIUM"] ?? "/usr/bin/chromium";
 
 export function launch(): Promise<Browser> {
@@ -120,6 +125,34 @@ export function launch(): Promise<Browser> {
     args: ["--no-sandbox", "--disable-gpu", "--font-render-hinting=none", "--force-color-profile=srgb"],
     defaultViewport: { width: 1100, height: 720, deviceScaleFactor: 1 },
   });
+}
+
+/**
+ * What each browser test file runs in: the built site (dist/) served on
+ * loopback, a headless Chromium, and a temporary directory for the files the
+ * tests make; `close` stops both and removes the directory.
+ */
+export interface BrowserSession {
+  server: TestServer;
+  browser: Browser;
+  tmp: string;
+  close(): Promise<void>;
+}
+
+export async function startSession(tmpPrefix: string): Promise<BrowserSession> {
+  const tmp = mkdtempSync(join(tmpdir(), tmpPrefix));
+  const server = await serve(SITE);
+  const browser = await launch();
+  return {
+    server,
+    browser,
+    tmp,
+    close: async () => {
+      await browser.close();
+      await server.close();
+      rmSync(tmp, { recursive: true, force: true });
+    },
+  };
 }
 
 export interface Diff {

@@ -5,21 +5,16 @@
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { closeSync, ftruncateSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { closeSync, ftruncateSync, openSync, writeFileSync, writeSync } from "node:fs";
+import { join } from "node:path";
 import type { Browser, Page } from "puppeteer-core";
 import { init, encode } from "@tensogram/tensogram";
 import { Nginx, nginxMissing, type LogEntry } from "./nginx.js";
-import { launch, serve, type ServedRequest, type TestServer } from "./helpers.js";
+import { NLAT, NLON, concat, mars } from "./fields.js";
+import { SITE, startSession, type BrowserSession, type ServedRequest, type TestServer } from "./helpers.js";
+import { rendered as renderedWithin } from "./page.js";
 
-const HERE = dirname(fileURLToPath(import.meta.url));
-const SITE = join(resolve(HERE, "../.."), "dist");
-const TMP = mkdtempSync(join(tmpdir(), "tgm-viewer-lazy-"));
 
-const NLAT = 91;
-const NLON = 180;
 const STEPS = [0, 6, 12, 18, 24, 30];
 const PARAMS = ["2t", "msl", "10u"];
 /** The big object: 1200 × 1500 float32, uncompressed (7.2 MB). */
@@ -31,10 +26,6 @@ function grid(seed: number): Float32Array {
   const v = new Float32Array(NLAT * NLON);
   for (let k = 0; k < v.length; k++) v[k] = 250 + 30 * Math.sin(k / 97 + seed) + Math.cos(k * 0.37 + seed * 3);
   return v;
-}
-
-function mars(extra: Record<string, unknown>) {
-  return { class: "od", type: "fc", date: 20260404, time: 1200, grid: "regular_ll", area: [90, -180, -90, 178], ...extra };
 }
 
 /** One message per step holding the params (zstd), then one message with the big object. */
@@ -57,18 +48,10 @@ function makeMessages(): Uint8Array[] {
   return out;
 }
 
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
-
+let session: BrowserSession | undefined;
 let server: TestServer;
 let browser: Browser;
+let tmp: string;
 let file: Uint8Array;
 let messages: Uint8Array[];
 
@@ -76,18 +59,13 @@ before(async () => {
   await init();
   messages = makeMessages();
   file = concat(messages);
-  server = await serve(SITE);
-  browser = await launch();
+  session = await startSession("tgm-viewer-lazy-");
+  ({ server, browser, tmp } = session);
 });
 
-after(async () => {
-  await browser?.close();
-  await server?.close();
-  rmSync(TMP, { recursive: true, force: true });
-});
+after(() => session?.close());
 
-const rendered = (page: Page, key: string) =>
-  page.waitForFunction((k) => document.body.dataset["rendered"] === k, { timeout: 30_000 }, key);
+const rendered = (page: Page, key: string) => renderedWithin(page, key, 30_000);
 
 const BIG_MSG = () => STEPS.length;
 
@@ -232,7 +210,7 @@ describe("a local file larger than the WebAssembly memory", () => {
       { descriptor: { shape: [NLAT, NLON], dtype: "float32", compression: "zstd" }, data: grid(step) },
     ]));
     const gap = 2.25 * 2 ** 30;
-    const path = join(TMP, "sparse.tgm");
+    const path = join(tmp, "sparse.tgm");
     const fd = openSync(path, "w");
     let at = 0;
     for (const [k, m] of msgs.entries()) {
@@ -291,7 +269,7 @@ describe("local files the lazy reader cannot walk", () => {
   test("a message of 4 GiB or more is listed as unreadable, the others are shown", async () => {
     const [a, b, c] = steps([0, 6, 12]);
     const s = stretched(b!, 4.5 * 2 ** 30);
-    const path = join(TMP, "big-message.tgm");
+    const path = join(tmp, "big-message.tgm");
     const fd = openSync(path, "w");
     writeSync(fd, a!, 0, a!.length, 0);
     writeSync(fd, s.head, 0, s.head.length, a!.length);
@@ -313,7 +291,7 @@ describe("local files the lazy reader cannot walk", () => {
 
   test("bytes between messages: the gap is searched with small reads, the file is not read whole", async () => {
     const [a, b] = steps([0, 6]);
-    const path = join(TMP, "gap.tgm");
+    const path = join(tmp, "gap.tgm");
     const whole = a!.length + 100 + b!.length;
     writeFileSync(path, concat([a!, new Uint8Array(100).fill(7), b!]));
     const page = await open(path);
@@ -332,7 +310,7 @@ describe("local files the lazy reader cannot walk", () => {
     // total_length 0 in the preamble and the postamble (spec 01: offsets 16 and L - 16).
     new DataView(m.buffer).setBigUint64(16, 0n, true);
     new DataView(m.buffer).setBigUint64(m.length - 16, 0n, true);
-    const path = join(TMP, "streamed.tgm");
+    const path = join(tmp, "streamed.tgm");
     const fd = openSync(path, "w");
     writeSync(fd, m, 0, m.length, 0);
     ftruncateSync(fd, 1.5 * 2 ** 30);
@@ -347,7 +325,7 @@ describe("local files the lazy reader cannot walk", () => {
 
   test("64 MiB of zeros after the last message: searched in windows of at most 8 MiB, the message opens", async () => {
     const [a] = steps([0]);
-    const path = join(TMP, "tail.tgm");
+    const path = join(tmp, "tail.tgm");
     const fd = openSync(path, "w");
     writeSync(fd, a!, 0, a!.length, 0);
     ftruncateSync(fd, 64 * 2 ** 20);

@@ -1,69 +1,29 @@
 // The viewer in a real browser (Debian's headless Chromium through
 // puppeteer-core): the built site (dist/, `npm run build` first) is served on
 // loopback; files are made here with the tensogram and metatensor packages.
+// Opening files of every kind and from every source; the page's controls
+// (colour scale, display options, sidebar, phone layout) are in
+// controls.test.ts, lazy reading in lazy.test.ts.
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer as createNetServer } from "node:net";
-import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Browser, Page } from "puppeteer-core";
+import type { Browser } from "puppeteer-core";
 import { init, encode, decode, scan } from "@tensogram/tensogram";
 import { MetatensorWriter } from "@tensogram/metatensor";
 import { Nginx, nginxMissing, type LogEntry } from "./nginx.js";
 import { bruteNearest, fibonacci } from "./points.js";
-import { checkScreenshot, comparePng, distinctColours, launch, serve, type TestServer } from "./helpers.js";
+import { NLAT, NLON, STEPS, field, makeTgm, mars } from "./fields.js";
+import { SITE, checkScreenshot, comparePng, distinctColours, startSession, type BrowserSession, type TestServer } from "./helpers.js";
+import { barColours, errorText, expectedLonLat, hover, mapBox, openPage, rendered, upload, type ViewerPage } from "./page.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "../..");
-const SITE = join(ROOT, "dist");
 const REFERENCE = join(ROOT, "test", "reference");
-const TMP = mkdtempSync(join(tmpdir(), "tgm-viewer-"));
-
-// A global 2° regular_ll grid, three steps of "2t" and two levels of "z".
-const NLAT = 91;
-const NLON = 180;
-const STEPS = [0, 6, 12];
-const AREA = [90, -180, -90, 178];
-
-function field(step: number, shift = 0): Float32Array {
-  const v = new Float32Array(NLAT * NLON);
-  for (let i = 0; i < NLAT; i++) {
-    const lat = ((90 - 2 * i) * Math.PI) / 180;
-    for (let j = 0; j < NLON; j++) {
-      const lon = ((-180 + 2 * j) * Math.PI) / 180;
-      v[i * NLON + j] = 250 + 45 * Math.cos(lat) ** 2 + 8 * Math.sin(2 * lon + step / 4) * Math.cos(lat) + step + shift;
-    }
-  }
-  return v;
-}
-
-function mars(extra: Record<string, unknown>) {
-  return { class: "od", type: "fc", date: 20260404, time: 1200, grid: "regular_ll", area: AREA, ...extra };
-}
-
-function makeTgm(): Uint8Array {
-  const parts: Uint8Array[] = [];
-  for (const step of STEPS) {
-    parts.push(encode({ base: [{ mars: mars({ param: "2t", levtype: "sfc", step }), units: "K" }] }, [
-      { descriptor: { shape: [NLAT, NLON], dtype: "float32", compression: "zstd", zstd_level: 3 }, data: field(step) },
-    ]));
-  }
-  parts.push(encode(
-    { base: [500, 850].map((levelist) => ({ mars: mars({ param: "z", levtype: "pl", levelist, step: 0 }) })) },
-    [0, 1].map((k) => ({ descriptor: { shape: [NLAT, NLON], dtype: "float32" as const }, data: field(0, 1000 * (k + 1)) })),
-  ));
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
 
 /** A message whose declared shape is 65535 × 65535 (patched in place: same byte length). */
 function makeHugeShape(): Uint8Array {
@@ -112,100 +72,27 @@ function makeMetatensor(big = false): Uint8Array {
 }
 
 function writeTmp(name: string, bytes: Uint8Array): string {
-  const p = join(TMP, name);
+  const p = join(tmp, name);
   writeFileSync(p, bytes);
   return p;
 }
 
+let session: BrowserSession | undefined;
 let server: TestServer;
 let browser: Browser;
+let tmp: string;
 let tgm: Uint8Array;
 
 before(async () => {
   await init();
   tgm = makeTgm();
-  server = await serve(SITE);
-  browser = await launch();
+  session = await startSession("tgm-viewer-");
+  ({ server, browser, tmp } = session);
 });
 
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+after(() => session?.close());
 
-async function newPage(query = ""): Promise<Page> {
-  const page = await browser.newPage();
-  const errors: string[] = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  await page.goto(server.url + query);
-  (page as Page & { errors?: string[] }).errors = errors;
-  return page;
-}
-
-async function upload(page: Page, path: string): Promise<void> {
-  const input = await page.$("#file-input");
-  assert.ok(input);
-  await (input as unknown as { uploadFile(p: string): Promise<void> }).uploadFile(path);
-}
-
-const rendered = (page: Page, key: string) =>
-  page.waitForFunction((k) => document.body.dataset["rendered"] === k, { timeout: 20_000 }, key);
-
-/** The colour bar's colours, one per run of equal pixels, left to right, as #rrggbb. */
-function barColours(page: Page): Promise<string[]> {
-  return page.$eval("#colourbar-canvas", (e) => {
-    const c = e as HTMLCanvasElement;
-    const px = c.getContext("2d")!.getImageData(0, 0, c.width, 1).data;
-    const runs: string[] = [];
-    for (let x = 0; x < c.width; x++) {
-      const h = "#" + [0, 1, 2].map((k) => px[4 * x + k]!.toString(16).padStart(2, "0")).join("");
-      if (runs.at(-1) !== h) runs.push(h);
-    }
-    return runs;
-  });
-}
-
-async function errorText(page: Page): Promise<string> {
-  await page.waitForFunction(() => document.body.dataset["state"] === "error", { timeout: 20_000 });
-  return page.$eval("#error", (e) => e.textContent ?? "");
-}
-
-/** Device pixel centre → lon/lat for the whole-globe equirectangular fit (margin 8 px). */
-function expectedLonLat(w: number, h: number, x: number, y: number): [number, number] {
-  const k = Math.min((w - 16) / (2 * Math.PI), (h - 16) / Math.PI);
-  return [(((x + 0.5 - w / 2) / k) * 180) / Math.PI, ((-(y + 0.5 - h / 2) / k) * 180) / Math.PI];
-}
-
-interface MapBox { x: number; y: number; w: number; h: number; cw: number; ch: number }
-
-/** The map canvas: its place on the page (CSS pixels) and its size in device pixels. */
-async function mapBox(page: Page): Promise<MapBox> {
-  return (await page.$eval("#map", (e) => {
-    const r = e.getBoundingClientRect();
-    const c = e as HTMLCanvasElement;
-    return { x: r.left, y: r.top, w: r.width, h: r.height, cw: c.width, ch: c.height };
-  }))!;
-}
-
-/**
- * Moves the mouse to the fraction (fx, fy) of the map and waits until the
- * read-out shows that canvas pixel; returns the pixel and the read-out.
- * Chromium delivers whole CSS pixels to mouse events: the canvas pixel under
- * the cursor is computed from the rounded position.
- */
-async function hover(page: Page, box: MapBox, fx: number, fy: number) {
-  const cx = Math.round(box.x + box.w * fx);
-  const cy = Math.round(box.y + box.h * fy);
-  const px = Math.floor(cx - box.x);
-  const py = Math.floor(cy - box.y);
-  await page.mouse.move(cx, cy);
-  await page.waitForFunction((x, y) => {
-    const d = document.getElementById("readout")!.dataset;
-    return !document.getElementById("readout")!.hidden && d["x"] === String(x) && d["y"] === String(y);
-  }, {}, px, py);
-  const readout: Record<string, string | undefined> = await page.$eval("#readout", (e) => ({ ...(e as HTMLElement).dataset }));
-  return { px, py, readout };
-}
+const newPage = (query = ""): Promise<ViewerPage> => openPage(browser, server.url + query);
 
 describe("tgm files", () => {
   test("open, browse, step, read a value, compare the picture", async () => {
@@ -341,7 +228,7 @@ describe("tgm files", () => {
     // One step on two levels: the animation walks the levels.
     assert.equal(await page.$eval("#anim", (e) => (e as HTMLElement).hidden), false);
     assert.match(await page.$eval("#frame-label", (e) => e.textContent ?? ""), /^850 hPa\s+2 \/ 2$/);
-    assert.deepEqual((page as Page & { errors?: string[] }).errors, []);
+    assert.deepEqual(page.errors, []);
     await page.close();
   });
 
@@ -429,7 +316,7 @@ describe("animation over steps or levels", () => {
     assert.match(await page.$eval("#frame-label", (e) => e.textContent ?? ""), /^850 hPa\s+2 \/ 2$/);
     await page.keyboard.press("ArrowLeft");
     await rendered(page, "0:0");
-    assert.deepEqual((page as Page & { errors?: string[] }).errors, []);
+    assert.deepEqual(page.errors, []);
     await page.close();
   });
 });
@@ -575,12 +462,12 @@ describe("the demo's files", { skip: !(DEMO_TGM && existsSync(DEMO_TGM)) && "TEN
       // The demo's grid: 0.25° from 90° N.
       assert.ok(Math.abs(Number(r["lat"]) - (90 - 0.25 * i)) < 1e-9, JSON.stringify(r));
     }
-    assert.deepEqual((page as Page & { errors?: string[] }).errors, []);
+    assert.deepEqual(page.errors, []);
     await page.close();
   });
 
   test("demo.mt (metatensor from-tgm): the tensor list and the field as an image", { skip: !METATENSOR_CLI && "METATENSOR_CLI not given" }, async () => {
-    const mt = join(TMP, "demo.mt");
+    const mt = join(tmp, "demo.mt");
     await new Promise<void>((ok, fail) => {
       const child = spawn(METATENSOR_CLI, ["from-tgm", DEMO_TGM, "-o", mt, "--name-key", "mars.param"], { stdio: "inherit" });
       child.on("error", fail);
@@ -592,7 +479,7 @@ describe("the demo's files", { skip: !(DEMO_TGM && existsSync(DEMO_TGM)) && "TEN
     assert.deepEqual(await page.$$eval(".row[data-tensor]", (es) => es.map((e) => (e as HTMLElement).dataset["tensor"])), ["2t"]);
     await page.click('.row[data-tensor="2t"]');
     await page.waitForFunction(() => document.getElementById("tensor-view")?.dataset["kind"] === "image");
-    assert.deepEqual((page as Page & { errors?: string[] }).errors, []);
+    assert.deepEqual(page.errors, []);
     await page.close();
   });
 });
@@ -758,195 +645,5 @@ describe("make viewer FILE=…: the preview server serves one local file, and a 
     } finally {
       child.kill("SIGTERM");
     }
-  });
-});
-
-describe("colour scale", () => {
-  test("custom palette: seeded from the palette in use, stops added, recoloured, moved, deleted; contours one band per stop", async () => {
-    const page = await newPage();
-    await upload(page, writeTmp("fields.tgm", tgm));
-    await rendered(page, "0:0");
-    const before = await barColours(page);
-    await page.select("#cmap", "custom");
-    assert.equal(await page.$eval("#palette-editor", (e) => (e as HTMLElement).hidden), false);
-    const stops = async () => JSON.parse((await page.$eval("#palette-editor", (e) => (e as HTMLElement).dataset["stops"])) ?? "[]") as [number, string][];
-    let s = await stops();
-    assert.deepEqual(s.map((x) => x[0]), [0, 0.25, 0.5, 0.75, 1]);
-    // The ends are the previous palette's ends (the bar samples entry 0 and 255).
-    assert.equal(s[0]![1], before[0]);
-    assert.equal(s[4]![1], before.at(-1));
-
-    // A click on the bar at 40 % adds a stop there.
-    const bar = (await page.$eval("#palette-editor canvas", (e) => {
-      const r = e.getBoundingClientRect();
-      return { x: r.left, y: r.top, w: r.width, h: r.height };
-    }))!;
-    await page.mouse.click(bar.x + bar.w * 0.4, bar.y + 3);
-    s = await stops();
-    assert.equal(s.length, 6);
-    assert.ok(s.some((x) => Math.abs(x[0] - 0.4) < 0.02), JSON.stringify(s));
-
-    // Contour mode: one band per stop, in the stops' colours.
-    await page.click('[data-mode="contour"]');
-    assert.deepEqual(await barColours(page), s.map((x) => x[1]));
-
-    // A click on a handle picks its colour (the colour input; set here as the dialog would).
-    const handle = async (k: number) => (await page.$$("#palette-editor .stop"))[k]!;
-    await (await handle(1)).click();
-    await page.$eval('#palette-editor input[type="color"]', (e) => {
-      (e as HTMLInputElement).value = "#ff00ff";
-      e.dispatchEvent(new Event("input"));
-    });
-    assert.ok((await barColours(page)).includes("#ff00ff"));
-
-    // Dragged to 90 %: it moves.
-    const h1 = (await (await handle(1)).boundingBox())!;
-    await page.mouse.move(h1.x + h1.width / 2, h1.y + h1.height / 2);
-    await page.mouse.down();
-    await page.mouse.move(bar.x + bar.w * 0.9, h1.y + h1.height / 2, { steps: 5 });
-    await page.mouse.up();
-    s = await stops();
-    assert.ok(s.some((x) => Math.abs(x[0] - 0.9) < 0.02 && x[1] === "#ff00ff"), JSON.stringify(s));
-    assert.equal((await barColours(page)).at(-2), "#ff00ff");
-
-    // Right-click deletes, down to two stops and no further.
-    for (let k = 0; k < 6; k++) await (await handle(0)).click({ button: "right" });
-    assert.equal((await stops()).length, 2);
-    assert.equal((await barColours(page)).length, 2);
-    assert.deepEqual((page as Page & { errors?: string[] }).errors, []);
-    await page.close();
-  });
-
-  test("display options: coastlines and grid lines off and on, remembered across a reload", async () => {
-    const page = await newPage();
-    await upload(page, writeTmp("fields.tgm", tgm));
-    await rendered(page, "0:0");
-    await page.waitForFunction(() => document.getElementById("map")?.dataset["coastlines"] === "yes");
-    const shot = async () => (await page.$("#map"))!.screenshot({ type: "png" });
-    const withLines = await shot();
-    await page.click("#show-coastlines");
-    await page.waitForFunction(() => document.getElementById("map")?.dataset["coastlines"] === "off");
-    const noCoast = await shot();
-    await page.click("#show-graticule");
-    await new Promise((r) => setTimeout(r, 200));
-    const bare = await shot();
-    const d1 = comparePng(withLines, noCoast);
-    const d2 = comparePng(noCoast, bare);
-    assert.ok(d1.differing > 1000, `coastlines: ${d1.differing} pixels`);
-    assert.ok(d2.differing > 1000, `grid lines: ${d2.differing} pixels`);
-    // Remembered: a new visit starts with both off.
-    await page.reload();
-    assert.deepEqual(await page.$$eval("#show-coastlines, #show-graticule", (es) => es.map((e) => (e as HTMLInputElement).checked)), [false, false]);
-    // (The toolbar shows once a field is drawn: ticked by script here.)
-    await page.$eval("#show-coastlines", (e) => (e as HTMLInputElement).click());
-    await page.$eval("#show-graticule", (e) => (e as HTMLInputElement).click());
-    await page.reload();
-    assert.deepEqual(await page.$$eval("#show-coastlines, #show-graticule", (es) => es.map((e) => (e as HTMLInputElement).checked)), [true, true]);
-    await page.close();
-  });
-
-  test("the sidebar's edge, the version, the inspector's level and closing it by a press outside", async () => {
-    const page = await newPage();
-    await page.setViewport({ width: 1200, height: 700, deviceScaleFactor: 1 });
-    await upload(page, writeTmp("fields.tgm", tgm));
-    await rendered(page, "0:0");
-    assert.equal(await page.$eval("#version", (e) => e.textContent), "v0.1.0");
-    const width = () => page.$eval("#sidebar", (e) => e.getBoundingClientRect().width);
-    assert.equal(await width(), 380);
-    const drag = async (dx: number) => {
-      const h = (await (await page.$("#sidebar-resize"))!.boundingBox())!;
-      await page.mouse.move(h.x + h.width / 2, h.y + 300);
-      await page.mouse.down();
-      await page.mouse.move(h.x + h.width / 2 + dx, h.y + 300, { steps: 4 });
-      await page.mouse.up();
-      return width();
-    };
-    assert.equal(await drag(100), 480);
-    assert.equal(await drag(1000), 600);
-    assert.equal(await drag(-1000), 280);
-
-    // z: one step on two pressure levels, so the animation walks the levels
-    // and the inspector gives the point's value on each.
-    await page.click('.group-head[data-param="z"]');
-    await page.click('.row[data-msg="3"][data-obj="1"]');
-    await rendered(page, "3:1");
-    assert.match(await page.$eval("#frame-label", (e) => e.textContent ?? ""), /^850 hPa\s+2 \/ 2$/);
-    assert.equal(await page.$eval("#anim-axis", (e) => (e as HTMLElement).hidden), true);
-    const box = await mapBox(page);
-    await page.mouse.click(Math.round(box.x + box.w * 0.5), Math.round(box.y + box.h * 0.5));
-    await page.waitForFunction(() => document.getElementById("inspector")!.dataset["values"] !== undefined && !document.getElementById("inspector")!.hidden);
-    assert.match(await page.$eval("#inspector-title", (e) => e.textContent ?? ""), /^z on 2 levels, /);
-    assert.match(await page.$eval("#inspector-values", (e) => e.textContent ?? ""), /^500 hPa: .*850 hPa: /);
-    // A press outside it (here on the sidebar) closes it.
-    await page.mouse.click(100, 650);
-    assert.equal(await page.$eval("#inspector", (e) => (e as HTMLElement).hidden), true);
-    await page.close();
-  });
-
-  test("the animation speed: 0.5 to 60 frames per second", async () => {
-    const page = await newPage();
-    await upload(page, writeTmp("fields.tgm", tgm));
-    await rendered(page, "0:0");
-    assert.deepEqual(await page.$eval("#fps", (e) => [(e as HTMLInputElement).min, (e as HTMLInputElement).max, (e as HTMLInputElement).step, (e as HTMLInputElement).value]), ["0.5", "60", "0.5", "2"]);
-    await page.$eval("#fps", (e) => {
-      (e as HTMLInputElement).value = "30";
-      e.dispatchEvent(new Event("input"));
-    });
-    assert.equal(await page.$eval("#fps-label", (e) => e.textContent), "30");
-    // One tick mark per frame on the step slider.
-    assert.equal(await page.$$eval("#slider-ticks option", (es) => es.length), 3);
-    // At 30 fps three frames wrap around in well under a second.
-    await page.click("#play");
-    await page.waitForFunction(() => document.body.dataset["frame"] === "2", { timeout: 2_000 });
-    await page.click("#play");
-    await page.close();
-  });
-});
-
-describe("phone layout", () => {
-  test("at 390 px: the map fills the screen, the browser is a bottom sheet dragged by its handle", async () => {
-    const page = await newPage();
-    await page.setViewport({ width: 390, height: 844, deviceScaleFactor: 1 });
-    await page.reload();
-    const rects = () => page.evaluate(() => {
-      const r = (id: string) => document.getElementById(id)!.getBoundingClientRect();
-      return { main: r("main").toJSON(), sheet: r("sidebar").toJSON(), anim: r("anim").toJSON(), snap: document.body.dataset["sheet"] };
-    }) as Promise<{ main: DOMRect; sheet: DOMRect; anim: DOMRect; snap: string }>;
-    // Before a file: collapsed to its handle.
-    await page.waitForFunction(() => document.getElementById("sidebar")!.getBoundingClientRect().height === 28);
-    await upload(page, writeTmp("fields.tgm", tgm));
-    await rendered(page, "0:0");
-    // Loaded: half the screen; the map full width and height; the animation bar just above the sheet.
-    await page.waitForFunction(() => Math.abs(document.getElementById("sidebar")!.getBoundingClientRect().height - 422) < 1);
-    let r = await rects();
-    assert.equal(r.snap, "half");
-    assert.ok(r.main.width >= 389 && r.sheet.width >= 389 && r.main.height >= 843, JSON.stringify(r));
-    assert.ok(Math.abs(r.anim.bottom - r.sheet.top) < 1, JSON.stringify(r));
-    // The colour controls start minimised.
-    const cmapWidth = () => page.$eval("#cmap", (e) => (e as HTMLElement).getBoundingClientRect().width);
-    assert.equal(await cmapWidth(), 0);
-    await page.click("#controls-toggle");
-    assert.ok((await cmapWidth()) > 0);
-
-    const drag = async (dy: number) => {
-      // The sheet animates its height for .2 s after a drag: measure the handle once it has
-      // settled, or the press lands where the handle was (and a loaded machine makes that likely).
-      await page.waitForFunction(() => document.getElementById("sidebar")!.getAnimations().length === 0);
-      const h = (await (await page.$("#sheet-handle"))!.boundingBox())!;
-      await page.mouse.move(h.x + h.width / 2, h.y + 10);
-      await page.mouse.down();
-      await page.mouse.move(h.x + h.width / 2, h.y + 10 + dy, { steps: 6 });
-      await page.mouse.up();
-      return (await rects()).snap;
-    };
-    assert.equal(await drag(-30), "half"); // < 60 px: ignored
-    assert.equal(await drag(-80), "full");
-    await page.waitForFunction(() => Math.abs(document.getElementById("sidebar")!.getBoundingClientRect().height - 0.9 * 844) < 1);
-    assert.equal(await drag(200), "collapsed"); // > 120 px: skips half
-    await page.waitForFunction(() => document.getElementById("sidebar")!.getBoundingClientRect().height === 28);
-    r = await rects();
-    assert.ok(Math.abs(r.anim.bottom - r.sheet.top) < 1, JSON.stringify(r));
-    assert.deepEqual((page as Page & { errors?: string[] }).errors, []);
-    await page.close();
   });
 });
