@@ -1,6 +1,7 @@
 // Test helpers: a static server on loopback for the built site (dist/) and
 // for test files, counting requests; headless Chromium through
-// puppeteer-core; a PNG comparison with a pixel tolerance.
+// puppeteer-core; the two with a temporary directory as one session per
+// test file; a PNG comparison with a pixel tolerance.
 
 import { createServer, type Server } from "node:http";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";

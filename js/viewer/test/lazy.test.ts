@@ -14,7 +14,6 @@ import { NLAT, NLON, concat, mars } from "./fields.js";
 import { SITE, startSession, type BrowserSession, type ServedRequest, type TestServer } from "./helpers.js";
 import { rendered as renderedWithin } from "./page.js";
 
-
 const STEPS = [0, 6, 12, 18, 24, 30];
 const PARAMS = ["2t", "msl", "10u"];
 /** The big object: 1200 × 1500 float32, uncompressed (7.2 MB). */
