@@ -33,10 +33,23 @@ using szip_parallel::chunk_bytes;
 using szip_parallel::parallel_parts;
 using szip_walk::fail;
 
+// libaec 1.0.6 keeps a whole RSI as 32-bit samples and sizes it, and a
+// block's bits, in 32-bit arithmetic: past 2^30 samples per RSI its buffers
+// wrap to a few bytes (a 2^30-sample block crashes its decoder on a 64-byte
+// payload), and it allocates the RSI whatever the input's size. We take RSIs
+// of at most 2^25 samples (128 MiB of libaec state; the largest our own coder
+// takes is 4096 x 4096 = 2^24), where every such product stays below 2^31.
+constexpr std::uint64_t k_max_rsi_samples = std::uint64_t{1} << 25;
+
 // Ends a libaec stream on scope exit.
 class aec_session {
  public:
   aec_session(aec_stream& s, bool encode) : s_(s), encode_(encode) {
+    if (const std::uint64_t rsi_samples = std::uint64_t{s.rsi} * s.block_size;
+        rsi_samples > k_max_rsi_samples) {
+      fail("rsi x block_size = " + std::to_string(rsi_samples) + " samples per RSI exceeds " +
+           std::to_string(k_max_rsi_samples) + ", the most libaec is given (its 32-bit sizes)");
+    }
     const int rc = encode ? aec_encode_init(&s) : aec_decode_init(&s);
     if (rc != AEC_OK)
       fail(std::string(encode ? "aec_encode_init" : "aec_decode_init") + " failed with code " +
@@ -70,13 +83,37 @@ using szip_walk::walk_rsi_body;
 // only the byte it is filling).
 constexpr std::uint64_t k_walk_lag = 4;
 
+// libaec 1.0.6 writes a CDS straight to its output only while more than
+// CDSLEN = 258 bytes (5 ID bits, 64 samples of 32 bits, carry) are left
+// there, without checking that the CDS fits; otherwise, and always for the
+// first CDS of a call that resumes an RSI begun in an earlier call, it
+// stages the CDS in a buffer of that size. A longer block (AEC_NOT_ENFORCE)
+// of wide samples codes to up to ID + block_size x bits_per_sample bits and
+// overruns either, past avail_out or past its buffer into its own state
+// (tests/codecs/szip_fallback_test.cpp). Its decoder has no such limit.
+// Such parameters are therefore coded by one aec_encode call over the whole
+// input into room for the longest stream it can write (whole_stream_room).
+bool takes_pieces(const szip_params& p) noexcept {
+  return std::uint64_t{p.block_size} * p.bits_per_sample <= 64 * 32;
+}
+
+// Room for all libaec writes for `n` input bytes in one call with more than
+// CDSLEN to spare before every CDS, so that it never stages one nor runs out
+// of room: every block (the last one padded, Appendix C; a zero-block CDS is
+// shorter) at most as long as its samples plus 2 bytes of ID and carry, one
+// more such block and 512 bytes.
+std::size_t whole_stream_room(std::size_t n, const szip_params& p) {
+  const std::size_t block = static_cast<std::size_t>(p.block_size) * szip_sample_bytes(p);
+  return ((n + block - 1) / block + 1) * (block + 2) + 512;
+}
+
 // libaec's encoder fed piece by piece (its streaming interface, AEC_NO_FLUSH
-// until the last piece): the coded bytes land in a small buffer and are
-// appended to the payload (never zero-filled first), and the RSI offsets of
-// §7.4 are walked while those bytes are still in cache, instead of in a
-// second pass over the whole payload. The output is that of one
-// aec_buffer_encode call: libaec's stream does not depend on how its input
-// is split.
+// until the last piece), or in one piece where takes_pieces() is false: the
+// coded bytes land in a buffer and are appended to the payload (never
+// zero-filled first), and the RSI offsets of §7.4 are walked while those
+// bytes are still in cache, instead of in a second pass over the whole
+// payload. The output is that of one aec_buffer_encode call: libaec's stream
+// does not depend on how its input is split.
 class chunked_encoder {
  public:
   // `capacity`: the input size the payload's capacity is reserved for
@@ -86,7 +123,9 @@ class chunked_encoder {
         out_(out),
         strm_(make_stream(p)),
         session_(strm_, true),
-        scratch_(std::make_unique_for_overwrite<unsigned char[]>(k_scratch)),
+        scratch_size_(takes_pieces(p) ? std::min(k_scratch, total + total / 4 + 256)
+                                      : whole_stream_room(total, p)),
+        scratch_(std::make_unique_for_overwrite<unsigned char[]>(scratch_size_)),
         rsi_bytes_(static_cast<std::uint64_t>(p.rsi) * p.block_size * szip_sample_bytes(p)) {
     // Capacity as the reference sizes it (§7.3), advised for huge pages
     // before the first touch.
@@ -101,15 +140,18 @@ class chunked_encoder {
 
   // Codes `in`, the stage input bytes that follow those fed so far.
   void feed(std::span<const std::byte> in, bool last) {
+    if (!takes_pieces(p_) && !(last && fed_ == 0)) {
+      fail("szip parameters whose CDS can exceed 258 bytes are coded in one piece");
+    }
     strm_.next_in = reinterpret_cast<const unsigned char*>(in.data());
     strm_.avail_in = in.size();
     do {
       strm_.next_out = scratch_.get();
-      strm_.avail_out = k_scratch;
+      strm_.avail_out = scratch_size_;
       const int rc = aec_encode(&strm_, last ? AEC_FLUSH : AEC_NO_FLUSH);
       if (rc != AEC_OK) fail("aec_encode failed with code " + std::to_string(rc));
       const auto* coded = reinterpret_cast<const std::byte*>(scratch_.get());
-      out_.payload.insert(out_.payload.end(), coded, coded + (k_scratch - strm_.avail_out));
+      out_.payload.insert(out_.payload.end(), coded, coded + (scratch_size_ - strm_.avail_out));
     } while (strm_.avail_in != 0 || strm_.avail_out == 0);
     fed_ += in.size();
     const std::uint64_t coded_rsis = last ? count_ : fed_ / rsi_bytes_;
@@ -147,6 +189,7 @@ class chunked_encoder {
   szip_encoded& out_;
   aec_stream strm_;
   aec_session session_;
+  std::size_t scratch_size_;
   std::unique_ptr<unsigned char[]> scratch_;
   std::uint64_t rsi_bytes_;
   std::uint64_t fed_ = 0;
@@ -160,9 +203,16 @@ class chunked_encoder {
 std::uint64_t code_part(std::uint64_t begin, std::uint64_t own, std::uint64_t end, std::size_t capacity,
                         szip_encoded& e, std::size_t unit, const szip_chunk_fill& fill,
                         const szip_params& p) {
-  const std::size_t chunk = chunk_bytes(p, unit);
-  const auto buf = std::make_unique_for_overwrite<std::byte[]>(chunk);
   chunked_encoder enc(p, static_cast<std::size_t>(end - begin), e, capacity);
+  if (!takes_pieces(p)) {
+    const auto n = static_cast<std::size_t>(end - begin);
+    const auto whole = std::make_unique_for_overwrite<std::byte[]>(n);
+    fill(begin, {whole.get(), n});
+    enc.feed({whole.get(), n}, true);
+    return enc.bit_length();
+  }
+  const auto chunk = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_bytes(p, unit), end - begin));
+  const auto buf = std::make_unique_for_overwrite<std::byte[]>(chunk);
   for (std::uint64_t off = begin; off < end;) {
     const std::uint64_t stop = off < own ? own : end;
     const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, stop - off));
@@ -182,7 +232,7 @@ szip_encoded compress(std::span<const std::byte> in, const szip_params& p) {
   if (in.empty()) return out;
   check_sample_multiple(in.size(), p);
   chunked_encoder enc(p, in.size(), out);
-  const std::size_t chunk = chunk_bytes(p, 1);
+  const std::size_t chunk = takes_pieces(p) ? chunk_bytes(p, 1) : in.size();
   for (std::size_t off = 0; off < in.size(); off += chunk) {
     const std::size_t n = std::min(chunk, in.size() - off);
     enc.feed(in.subspan(off, n), off + n == in.size());
@@ -211,7 +261,10 @@ szip_encoded compress_chunked(std::uint64_t size, std::size_t unit, const szip_c
     } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): retried serially
     }
   }
-  const std::size_t chunk = chunk_bytes(p, unit);
+  // Where libaec takes no pieces the whole stage is gathered first: input,
+  // this copy and the coded stream in memory at once.
+  const auto chunk =
+      static_cast<std::size_t>(takes_pieces(p) ? std::min<std::uint64_t>(chunk_bytes(p, unit), size) : size);
   const auto buf = std::make_unique_for_overwrite<std::byte[]>(chunk);
   chunked_encoder enc(p, static_cast<std::size_t>(size), out);
   for (std::uint64_t off = 0; off < size; off += chunk) {

@@ -220,6 +220,91 @@ TEST(SzipFallback, WideSamplesAreCodedAsLibaecCodesThem) {
   EXPECT_EQ(codecs::szip_compress_chunked(data.size(), 2, fill, p, 2).payload, libaec);
 }
 
+// Blocks longer than 64 samples (AEC_NOT_ENFORCE) whose CDS can exceed
+// libaec 1.0.6's 258-byte staging buffer (block_size x bits_per_sample >
+// 64 x 32): fed in pieces, or into a buffer that runs low, its encoder
+// writes past the buffer or into its own state (src/codecs/szip_libaec.cpp,
+// takes_pieces), so these are coded in one call into room for the whole
+// stream. Random bytes make every CDS uncompressed: 32-bit samples in
+// 66-sample blocks code to 269 bytes each; the coded stream (~1 MB) is four
+// times the 256 KiB buffer the libaec path uses for pieces. The 12-bit case
+// has samples above 12 bits, which the native build codes through libaec
+// too. The peer is one aec_buffer_encode call into room for twice the
+// input, where libaec never runs low.
+TEST(SzipFallback, LongBlocksOfWideCdsAreCodedAsLibaecCodesThem) {
+  for (const codecs::szip_params p : {codecs::szip_params{32, 66, 32, k_dp | k_not_enforce},
+                                      codecs::szip_params{32, 128, 12, k_dp | k_not_enforce},
+                                      codecs::szip_params{24, 200, 3, k_dp | k_not_enforce | k_3byte},
+                                      codecs::szip_params{12, 1024, 32, k_dp | k_not_enforce},
+                                      codecs::szip_params{16, 8192, 2, k_not_enforce}}) {
+    SCOPED_TRACE(describe(p, 0, kind::random));
+    std::mt19937_64 rng(p.block_size);
+    bytes data(std::size_t{1} << 20);
+    for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::byte>(rng() & 0xFF);
+    data.resize(data.size() / codecs::szip_sample_bytes(p) * codecs::szip_sample_bytes(p));
+    const bytes libaec = libaec_encode(data, p);
+    ASSERT_GT(libaec.size(), std::size_t{3} << 18);
+    const codecs::szip_encoded direct = codecs::szip_libaec::compress(data, p);
+    EXPECT_EQ(direct.payload, libaec);
+    EXPECT_EQ(direct.block_offsets,
+              codecs::szip_rsi_offsets(libaec, p, data.size() / codecs::szip_sample_bytes(p),
+                                       direct.block_offsets.size()));
+    const codecs::szip_chunk_fill fill = [&](std::uint64_t off, std::span<std::byte> out) {
+      std::memcpy(out.data(), data.data() + off, out.size());
+    };
+    for (const std::uint32_t threads : {1U, 2U}) {
+      const codecs::szip_encoded chunked =
+          codecs::szip_libaec::compress_chunked(data.size(), codecs::szip_sample_bytes(p), fill, p, threads);
+      EXPECT_EQ(chunked.payload, libaec);
+      EXPECT_EQ(chunked.block_offsets, direct.block_offsets);
+      EXPECT_EQ(
+          codecs::szip_compress_chunked(data.size(), codecs::szip_sample_bytes(p), fill, p, threads).payload,
+          libaec);
+    }
+    EXPECT_EQ(codecs::szip_compress(data, p).payload, libaec);
+    if (p.bits_per_sample == 8 * codecs::szip_sample_bytes(p)) {  // no sample above bits_per_sample
+      bytes back(data.size());
+      codecs::szip_decompress_into(libaec, p, back);
+      EXPECT_EQ(back, data);
+    }
+    // A few samples, the last block padded: the room is sized to blocks.
+    const bytes few(data.begin(),
+                    data.begin() + static_cast<std::ptrdiff_t>(codecs::szip_sample_bytes(p) * 100));
+    EXPECT_EQ(codecs::szip_libaec::compress(few, p).payload, libaec_encode(few, p));
+  }
+}
+
+// libaec sizes an RSI's buffer, and a block's bits, in 32-bit arithmetic:
+// past 2^30 samples per RSI they wrap (its decoder crashed on this 64-byte
+// payload with 2^30-sample blocks). The libaec path refuses RSIs of more
+// than 2^25 samples with a typed error before libaec sees them, in both
+// directions; 2^25 itself is taken.
+TEST(SzipFallback, RsisLibaecCannotSizeAreRefused) {
+  const bytes payload(64, std::byte{0x5A});
+  for (const codecs::szip_params p :
+       {codecs::szip_params{32, std::uint32_t{1} << 30, 4, k_dp | k_not_enforce},
+        codecs::szip_params{32, std::uint32_t{1} << 20, 4096, k_dp | k_not_enforce},
+        codecs::szip_params{8, (std::uint32_t{1} << 24) + 2, 2, k_not_enforce}}) {
+    SCOPED_TRACE(describe(p, 0, kind::random));
+    bytes out(64);
+    const outcome decoded = run([&] {
+      codecs::szip_decompress_into(payload, p, out);
+      return out;
+    });
+    EXPECT_FALSE(decoded.ok);
+    EXPECT_NE(decoded.what.find("samples per RSI exceeds 33554432"), std::string::npos) << decoded.what;
+    const outcome encoded = run([&] { return codecs::szip_compress(payload, p).payload; });
+    EXPECT_FALSE(encoded.ok);
+    EXPECT_NE(encoded.what.find("samples per RSI exceeds"), std::string::npos) << encoded.what;
+    const std::vector<std::uint64_t> stored{0};
+    EXPECT_FALSE(run([&] { return codecs::szip_decompress_range(payload, p, stored, 64, 0, 8); }).ok);
+  }
+  const codecs::szip_params largest{8, std::uint32_t{1} << 13, std::uint32_t{1} << 12, k_not_enforce};
+  const bytes values(std::size_t{1} << 14, std::byte{7});
+  const codecs::szip_encoded e = codecs::szip_compress(values, largest);
+  EXPECT_EQ(codecs::szip_decompress(e.payload, largest, values.size()), values);
+}
+
 }  // namespace
 
 namespace {

@@ -50,7 +50,9 @@ inline aec_stream stream_of(const codecs::szip_params& p) {
 /// libaec's stream of `in` (the reference both of our coders are held to).
 inline bytes libaec_encode(const bytes& in, const codecs::szip_params& p) {
   aec_stream s = stream_of(p);
-  bytes out(in.size() * 2 + 1024);
+  // Room for twice the input and two padded blocks: libaec must never run
+  // low (src/codecs/szip_libaec.cpp, takes_pieces).
+  bytes out(in.size() * 2 + 1024 + 2 * (std::size_t{p.block_size} * 4 + 2));
   s.next_in = reinterpret_cast<const unsigned char*>(in.data());
   s.avail_in = in.size();
   s.next_out = reinterpret_cast<unsigned char*>(out.data());
