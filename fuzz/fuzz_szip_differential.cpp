@@ -7,14 +7,16 @@
 // range — the same bytes, or an error with the same text.
 //
 // Input: three bytes of parameters (bits per sample, block size, flags),
-// two of RSI, a mode byte, then the body. Mode bit 0 clear: the body is the
-// coded stream and two more bytes give the decoded size in samples. Set: the
-// body is sample data, coded by both encoders (which must agree), then the
-// stream corrupted by the body's first bytes (bit flips, a truncation or
-// appended bytes) and decoded to the data's size, or a few samples more or
-// fewer. Mode bit 1 set adds the two-thread runs of the chunked encode and
-// decode. Our decoder refuses whatever it cannot decode as libaec does
-// (src/codecs/szip_decoder.hpp); a disagreement aborts.
+// two of RSI, a mode byte, then the body. Blocks are 8-64 samples, 2-128
+// with AEC_NOT_ENFORCE, or 132-4290 with at most 8 per RSI. Mode bit 0
+// clear: the body is the coded stream and two more bytes give the decoded
+// size in samples. Set: the body is sample data, coded by both encoders
+// (which must agree), then the stream corrupted by the body's first bytes
+// (bit flips, a truncation or appended bytes) and decoded to the data's
+// size, or a few samples more or fewer. Mode bit 1 set adds the two-thread
+// runs of the chunked encode and decode. Our decoder refuses whatever it
+// cannot decode as libaec does (src/codecs/szip_decoder.hpp); a
+// disagreement aborts.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -104,14 +106,23 @@ cx::szip_params params_from(input& in) {
   if ((p.flags & cx::szip_flags::restricted) != 0 && p.bits_per_sample > 4) {
     p.flags &= ~cx::szip_flags::restricted;
   }
-  if ((b & 0x80) != 0) {
+  const std::uint16_t rsi = in.u16();
+  p.rsi = 1 + rsi % 512;
+  if ((b & 0xC0) == 0xC0) {
+    // Long blocks, 132 to 4290 samples: our coder against libaec up to 4096
+    // (where libaec's CDS outgrows its staging buffer, src/codecs/szip_libaec.cpp),
+    // libaec alone above. Few blocks per RSI: libaec allocates and pads a
+    // whole RSI per call.
+    p.flags |= cx::szip_flags::not_enforce;
+    p.block_size = 66 * (2 + (b & 0x3F));
+    p.rsi = 1 + rsi % 8;
+  } else if ((b & 0x80) != 0) {
     p.flags |= cx::szip_flags::not_enforce;
     p.block_size = 2 * (1 + (b & 0x3F));
   } else {
     static constexpr std::uint32_t k_sizes[] = {8, 16, 32, 64};
     p.block_size = k_sizes[b & 3];
   }
-  p.rsi = 1 + in.u16() % 512;
   return p;
 }
 
