@@ -55,7 +55,7 @@ bool ours_codes(const szip_params& p) noexcept {
 // with payload room reserved for `capacity` input bytes.
 bool encode_ours(std::uint64_t begin, std::uint64_t end, std::size_t unit, const szip_chunk_fill& fill,
                  const szip_params& p, std::size_t capacity, szip_encoded& e, std::uint64_t& bits) {
-  reserve_advised(e.payload, capacity + capacity / 4 + 256);
+  reserve_advised(e.payload, szip_common::payload_bound(capacity));
   return szip_encode_filled(begin, end, chunk_bytes(p, unit), fill, p, e, bits);
 }
 
@@ -71,7 +71,7 @@ szip_encoded szip_compress(std::span<const std::byte> in, const szip_params& p) 
   szip_parallel::check_sample_multiple(in.size(), p);
   if (ours_codes(p)) {
     szip_encoded out;
-    reserve_advised(out.payload, in.size() + in.size() / 4 + 256);
+    reserve_advised(out.payload, szip_common::payload_bound(in.size()));
     szip_stream_encoder enc(p, in.size(), out);
     enc.feed(in);
     if (!enc.saw_wide_sample()) return out;

@@ -15,6 +15,12 @@
 
 namespace tensogram::codecs::szip_common {
 
+/// The payload room the reference reserves for `n` input bytes (spec 03
+/// §7.3): n + n/4 + 256.
+constexpr std::size_t payload_bound(std::size_t n) noexcept {
+  return n + n / 4 + 256;
+}
+
 /// Validates `p` and the sizes of a full decode; false when there is nothing
 /// to decode (`expected` 0 and an empty payload).
 bool check_decode_sizes(std::span<const std::byte> payload, const szip_params& p, std::size_t expected);

@@ -123,14 +123,14 @@ class chunked_encoder {
         out_(out),
         strm_(make_stream(p)),
         session_(strm_, true),
-        scratch_size_(takes_pieces(p) ? std::min(k_scratch, total + total / 4 + 256)
+        scratch_size_(takes_pieces(p) ? std::min(k_scratch, szip_common::payload_bound(total))
                                       : whole_stream_room(total, p)),
         scratch_(std::make_unique_for_overwrite<unsigned char[]>(scratch_size_)),
         rsi_bytes_(static_cast<std::uint64_t>(p.rsi) * p.block_size * szip_sample_bytes(p)) {
     // Capacity as the reference sizes it (§7.3), advised for huge pages
     // before the first touch.
     capacity = std::max(capacity, total);
-    reserve_advised(out_.payload, capacity + capacity / 4 + 256);
+    reserve_advised(out_.payload, szip_common::payload_bound(capacity));
     samples_ = total / szip_sample_bytes(p);
     const std::uint64_t per_rsi = static_cast<std::uint64_t>(p.rsi) * p.block_size;
     count_ = static_cast<std::size_t>((samples_ + per_rsi - 1) / per_rsi);
