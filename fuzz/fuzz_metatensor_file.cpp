@@ -6,13 +6,24 @@
 // AddressSanitizer checks the bounds structural validation promised. Deep
 // validation and the logical-value projection of small tensors must also end
 // in an error or a result. Seeds: small valid files made by run.sh.
+//
+// The header's fast path (src/metatensor/fast_json.hpp: simdjson's stage 1
+// and a walk of its structural index) is checked against the reference
+// path on every input: whatever the fast path accepts, the reference must
+// accept with the same entries and metadata; a disagreement aborts.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
 #include <vector>
 
 #include <metatensor.hpp>
 
 #include "fuzz_common.hpp"
+#include "src/metatensor/fast_json.hpp"
 
 namespace {
 
@@ -36,10 +47,50 @@ void touch_record(const metatensor::record_ref& r, const metatensor::record_layo
   }
 }
 
+[[noreturn]] void header_paths_disagree(const char* what) {
+  std::fprintf(stderr, "header fast path and reference path disagree: %s\n", what);
+  std::abort();
+}
+
+void check_header_fast_path(std::span<const std::byte> image) {
+  if (image.size() < 8) return;
+  std::uint64_t n = 0;
+  for (int i = 7; i >= 0; --i)
+    n = (n << 8) | std::to_integer<std::uint64_t>(image[static_cast<std::size_t>(i)]);
+  if (n > image.size() - 8) return;
+  const auto fast = metatensor::detail::read_header_fast(image, n);
+  if (!fast) return;
+  std::map<std::string, std::string> metadata;
+  bool has_metadata = false;
+  std::vector<metatensor::detail::header_entry> entries;
+  metatensor::detail::header_storage storage;
+  try {
+    metatensor::detail::read_header_reference(
+        std::string_view(reinterpret_cast<const char*>(image.data()) + 8, static_cast<std::size_t>(n)),
+        metadata, has_metadata, entries, storage);
+  } catch (const tensogram::error&) {
+    header_paths_disagree("the fast path accepts what the reference rejects");
+  }
+  if (fast->has_metadata != has_metadata ||
+      std::map<std::string, std::string>(fast->metadata.begin(), fast->metadata.end()) != metadata) {
+    header_paths_disagree("metadata");
+  }
+  if (fast->entries.size() != entries.size()) header_paths_disagree("entry count");
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const auto& a = fast->entries[i];
+    const auto& b = entries[i];
+    if (a.name != b.name || a.type != b.type || !std::ranges::equal(a.shape, b.shape) || a.begin != b.begin ||
+        a.end != b.end) {
+      header_paths_disagree("an entry");
+    }
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const auto bytes = tensogram_fuzz::as_bytes(data, size);
+  check_header_fast_path(bytes);
   std::optional<metatensor::file> f;
   try {
     f.emplace(metatensor::file::from_buffer(tensogram::buffer::owned({bytes.begin(), bytes.end()})));

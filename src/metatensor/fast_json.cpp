@@ -1,9 +1,12 @@
-// simdjson fast path of header parsing (fast_json.hpp). simdjson's DOM
-// parser validates UTF-8, the JSON grammar, unescaped control characters,
-// surrogate escapes and trailing content, and bounds nesting when asked;
-// what it cannot see (a `-0`, which it reads as the integer 0 like `0`, and
-// duplicate keys, which it keeps) is checked here. Everything else is left
-// to the reference path (see fast_json.hpp).
+// simdjson fast path of header parsing (fast_json.hpp). For a safetensors
+// header only simdjson's stage 1 runs (UTF-8, strings closed, no unescaped
+// control characters, the structural index); `token_walk` reads that index
+// against the header's grammar, so no DOM is built. Embedded documents go
+// through simdjson's DOM parser, which also validates the JSON grammar,
+// surrogate escapes and trailing content and bounds nesting; what it cannot
+// see (a `-0`, which it reads as the integer 0 like `0`, and duplicate keys,
+// which it keeps) is checked here. Everything else is left to the reference
+// path (see fast_json.hpp).
 #include "src/metatensor/fast_json.hpp"
 #include "src/metatensor/json_dom.hpp"
 
@@ -108,142 +111,164 @@ bool needs_reference_path(std::string_view text) noexcept {
 
 namespace {
 
-// §2 rule 7: an integer written without sign, fraction or exponent, at most
-// 2^53 - 1 (simdjson types `-0` and fractions apart, see above).
-bool header_uint(dom::element v, std::uint64_t& out) noexcept {
-  const auto type = v.type();
-  if (type == dom::element_type::INT64) {
-    const std::int64_t i = v.get_int64().value_unsafe();
-    if (i < 0) return false;
-    out = static_cast<std::uint64_t>(i);
-  } else if (type == dom::element_type::UINT64) {
-    out = v.get_uint64().value_unsafe();
-  } else {
-    return false;
+// The header text as simdjson's stage 1 cuts it into tokens: the offset of
+// every structural character (`{}[]:,`), opening quote and scalar's first
+// byte, with the text's length after the last (simdjson's sentinel). Stage 1
+// has validated UTF-8, closed every string and refused unescaped control
+// characters in strings; the walk accepts only the grammar of a safetensors
+// header (§2 rules 3–7) and declines everything else, so no DOM is built
+// (issue 27: no tape, no copy of the strings). A string token runs from its
+// quote to the next token: its closing quote is its last byte that is not
+// JSON whitespace (anything else after the quote would be a token of its own).
+class token_walk {
+ public:
+  token_walk(const char* text, const std::uint32_t* at, std::uint32_t count) noexcept
+      : text_(text), at_(at), count_(count) {}
+
+  bool done() const noexcept { return i_ == count_; }
+
+  // Takes the next token when it is the structural character `c`.
+  bool expect(char c) noexcept {
+    if (i_ == count_ || text_[at_[i_]] != c) return false;
+    ++i_;
+    return true;
   }
-  return out <= safetensors::max_json_integer;
+
+  // Takes a string token: its text between the quotes, escapes not undone.
+  bool string(std::string_view& raw) noexcept {
+    if (i_ == count_ || text_[at_[i_]] != '"') return false;
+    const char* const begin = text_ + at_[i_] + 1;
+    const char* end = text_ + at_[i_ + 1];
+    while (end > begin && is_json_space(end[-1])) --end;
+    if (end == begin || end[-1] != '"') return false;
+    raw = std::string_view(begin, static_cast<std::size_t>(end - 1 - begin));
+    ++i_;
+    return true;
+  }
+
+  // Takes an integer token of §2 rule 7: digits only (no sign, so no `-0`;
+  // no fraction or exponent; no leading zero), at most 2^53 - 1.
+  bool header_uint(std::uint64_t& out) noexcept {
+    if (i_ == count_) return false;
+    const char* p = text_ + at_[i_];
+    const char* const next = text_ + at_[i_ + 1];
+    const char* const first = p;
+    std::uint64_t v = 0;
+    for (; p < next && *p >= '0' && *p <= '9'; ++p) {
+      if (p - first == 16) return false;  // 17 digits exceed 2^53 - 1
+      v = v * 10 + static_cast<std::uint64_t>(*p - '0');
+    }
+    if (p == first || (*first == '0' && p - first > 1) || v > safetensors::max_json_integer) return false;
+    while (p < next && is_json_space(*p)) ++p;
+    if (p != next) return false;
+    out = v;
+    ++i_;
+    return true;
+  }
+
+  // Takes a `null` token.
+  bool null() noexcept {
+    if (i_ == count_) return false;
+    const char* p = text_ + at_[i_];
+    const char* const next = text_ + at_[i_ + 1];
+    if (next - p < 4 || std::memcmp(p, "null", 4) != 0) return false;
+    for (p += 4; p < next; ++p) {
+      if (!is_json_space(*p)) return false;
+    }
+    ++i_;
+    return true;
+  }
+
+ private:
+  const char* text_;
+  const std::uint32_t* at_;
+  std::uint32_t count_;
+  std::uint32_t i_ = 0;
+};
+
+// The value of a string token whose text (escapes not undone) is `raw`, with
+// simdjson's padding after it in `out`'s capacity: simdjson's unescaping
+// writes whole blocks, and a metadata string may hold a document that is
+// parsed next, in place (a metatensor header's schema and layout table, tens
+// of MB for 200 k tensors). A large one is advised to huge pages before its
+// first touch (issue 27).
+bool unescape(const simdjson::internal::dom_parser_implementation& json, std::string_view raw,
+              std::string& out) {
+  const std::size_t room = raw.size() + simdjson::SIMDJSON_PADDING;
+  if (room >= std::size_t{4096}) {
+    out.reserve(tensogram::huge_page_capacity(room));
+    tensogram::advise_huge_pages(out.data(), out.capacity());
+  } else {
+    out.reserve(room);
+  }
+  if (raw.find('\\') == std::string_view::npos) {
+    out.assign(raw);
+    return true;
+  }
+  out.resize(room);
+  auto* const dst = reinterpret_cast<std::uint8_t*>(out.data());
+  const std::uint8_t* const end = json.parse_string(reinterpret_cast<const std::uint8_t*>(raw.data()), dst);
+  if (end == nullptr) return false;
+  out.resize(static_cast<std::size_t>(end - dst));
+  return true;
 }
 
 // The dtype name of the previous entry: files hold a few dtypes, usually in
 // runs, so one comparison mostly replaces the search of the 22 names.
 struct last_dtype {
-  std::string_view name;
+  std::string name;
   safetensors::dtype type = safetensors::dtype::u8;
 };
 
 // Rules 5–7 for one tensor entry (exactly dtype, shape, data_offsets).
-bool read_entry(dom::element value, header_entry& e, std::vector<std::uint64_t>& dims, last_dtype& last) {
-  dom::object fields;
-  if (value.get_object().get(fields) != simdjson::SUCCESS) return false;
+bool read_entry(token_walk& walk, const simdjson::internal::dom_parser_implementation& json, header_entry& e,
+                std::vector<std::uint64_t>& dims, last_dtype& last, std::string& scratch) {
+  if (!walk.expect('{')) return false;
   unsigned seen = 0;
-  for (const auto field : fields) {
-    if (field.key == "dtype") {
+  do {
+    std::string_view key;
+    if (!walk.string(key) || !walk.expect(':')) return false;
+    if (key.find('\\') != std::string_view::npos) {
+      if (!unescape(json, key, scratch)) return false;
+      key = scratch;
+    }
+    const unsigned which = key == "dtype" ? 1U : key == "shape" ? 2U : key == "data_offsets" ? 4U : 0U;
+    if (which == 0 || (seen & which) != 0) return false;
+    seen |= which;
+    if (which == 1U) {
       std::string_view s;
-      if ((seen & 1U) != 0 || field.value.get_string().get(s) != simdjson::SUCCESS) return false;
+      if (!walk.string(s)) return false;
+      if (s.find('\\') != std::string_view::npos) {
+        if (!unescape(json, s, scratch)) return false;
+        s = scratch;
+      }
       if (s.empty() || s != last.name) {
         const auto t = safetensors::parse_dtype(s);
         if (!t) return false;
-        last = {s, *t};
+        last.name.assign(s);
+        last.type = *t;
       }
       e.type = last.type;
-      seen |= 1U;
-    } else if (field.key == "shape") {
-      dom::array shape;
-      if ((seen & 2U) != 0 || field.value.get_array().get(shape) != simdjson::SUCCESS) return false;
+    } else if (which == 2U) {
       // Every shape goes to one shared table (no vector per tensor).
       e.shape_at = dims.size();
-      for (const auto d : shape) {
-        std::uint64_t v = 0;
-        if (dims.size() - e.shape_at == safetensors::max_rank || !header_uint(d, v)) return false;
-        dims.push_back(v);
+      if (!walk.expect('[')) return false;
+      if (!walk.expect(']')) {
+        do {
+          std::uint64_t d = 0;
+          if (dims.size() - e.shape_at == safetensors::max_rank || !walk.header_uint(d)) return false;
+          dims.push_back(d);
+        } while (walk.expect(','));
+        if (!walk.expect(']')) return false;
       }
       e.rank = dims.size() - e.shape_at;
-      seen |= 2U;
-    } else if (field.key == "data_offsets") {
-      dom::array offsets;
-      if ((seen & 4U) != 0 || field.value.get_array().get(offsets) != simdjson::SUCCESS) return false;
-      std::size_t i = 0;
-      for (const auto o : offsets) {
-        if (i == 2 || !header_uint(o, i == 0 ? e.begin : e.end)) return false;
-        ++i;
-      }
-      if (i != 2 || e.begin > e.end) return false;
-      seen |= 4U;
-    } else {
+    } else if (!walk.expect('[') || !walk.header_uint(e.begin) || !walk.expect(',') ||
+               !walk.header_uint(e.end) || !walk.expect(']') || e.begin > e.end) {
       return false;
     }
-  }
-  return seen == 7U;
+  } while (walk.expect(','));
+  return walk.expect('}') && seen == 7U;
 }
-
-// A walk of the header text beside the DOM walk (simdjson keeps no text
-// positions). simdjson has accepted the text, so it is valid JSON and the
-// top-level members come in DOM order; the walk finds each member's text,
-// which gives names as views of the text (no copy) and the entry texts in
-// which a `-0` can hide, instead of a scan of the whole text (issue 27).
-// Whatever the walk does not expect makes the fast path decline.
-class text_walk {
- public:
-  text_walk(const char* begin, const char* end) noexcept : p_(begin), end_(end) {}
-
-  // Skips whitespace, then `c`.
-  bool expect(char c) noexcept {
-    skip_space();
-    if (p_ == end_ || *p_ != c) return false;
-    ++p_;
-    return true;
-  }
-
-  // The raw text of the string that starts here (after whitespace), without
-  // its quotes; nothing when there is none.
-  std::optional<std::string_view> string() noexcept {
-    skip_space();
-    if (p_ == end_ || *p_ != '"') return std::nullopt;
-    const char* const open = p_;
-    const char* const close = closing_quote(open + 1, end_);
-    if (close == nullptr) return std::nullopt;
-    p_ = close + 1;
-    return std::string_view(open + 1, static_cast<std::size_t>(close - open - 1));
-  }
-
-  // Skips `null` or an object of strings (the DOM has checked which).
-  bool skip_metadata() noexcept {
-    skip_space();
-    if (static_cast<std::size_t>(end_ - p_) >= 4 && std::memcmp(p_, "null", 4) == 0) {
-      p_ += 4;
-      return true;
-    }
-    if (!expect('{')) return false;
-    if (expect('}')) return true;
-    do {
-      if (!string() || !expect(':') || !string()) return false;
-    } while (expect(','));
-    return expect('}');
-  }
-
-  // Skips a tensor entry whose DOM value passed `read_entry`; false when its
-  // text holds a `-`. Its strings are the three field names and a dtype name
-  // (escaped or not, none holds a `}` or `-`), so its first `}` ends it, and
-  // a `-` in it can only be the sign of a number that simdjson read as 0:
-  // `-0`, which the reference path rejects (§2 rule 7).
-  bool skip_entry() noexcept {
-    skip_space();
-    if (p_ == end_ || *p_ != '{') return false;
-    const auto* close = static_cast<const char*>(std::memchr(p_, '}', static_cast<std::size_t>(end_ - p_)));
-    if (close == nullptr || std::memchr(p_, '-', static_cast<std::size_t>(close - p_)) != nullptr)
-      return false;
-    p_ = close + 1;
-    return true;
-  }
-
- private:
-  void skip_space() noexcept {
-    while (p_ != end_ && is_json_space(*p_)) ++p_;
-  }
-
-  const char* p_;
-  const char* end_;
-};
 
 // Sorts `items` by `less` unless `ascending` says they already are (strictly,
 // checked while they were read, when their text was in cache); false when two
@@ -258,38 +283,7 @@ bool sort_unique(std::vector<T>& items, Less less, bool ascending) {
   return true;
 }
 
-// The bytes of a 64-byte block that a backslash escapes, given the block's
-// backslashes: a byte is escaped when the run of backslashes right before
-// it is odd. `carry` says whether the block's first byte is escaped by the
-// previous block's last run, and is set to whether the next block's is.
-std::uint64_t escaped_bytes(std::uint64_t backslashes, bool& carry) noexcept {
-  constexpr std::uint64_t even = 0x5555555555555555U;  // bits 0, 2, 4, ...
-  const std::uint64_t first = carry ? 1U : 0U;
-  const std::uint64_t b = backslashes & ~first;  // an escaped backslash starts no run
-  const std::uint64_t starts = b & ~(b << 1);
-  // Adding a run's lowest bit to the run carries through it into the byte
-  // after it: an odd run ends before a byte of the other parity than its
-  // start. A run that reaches bit 63 carries out of the word instead.
-  const std::uint64_t after_even = b + (starts & even);
-  const std::uint64_t after_odd = b + (starts & ~even);
-  // An odd run from an odd bit to bit 63 escapes the next block's first
-  // byte; one from an even bit is even there (a run that began in an
-  // earlier block changes no parity: its earlier part was even, or it
-  // escaped this block's first byte and ended there).
-  carry = after_odd < b;
-  return first | (after_even & ~b & ~even) | (after_odd & ~b & even);
-}
-
 }  // namespace
-
-const char* closing_quote(const char* p, const char* end) noexcept {
-  bool carry = false;
-  // NUL pads the last block: it is neither a quote nor a backslash.
-  return scan_blocks(p, end, '\0', [&carry](const char* block, const char* at) -> const char* {
-    const std::uint64_t quotes = byte_mask(block, '"') & ~escaped_bytes(byte_mask(block, '\\'), carry);
-    return quotes != 0 ? at + std::countr_zero(quotes) : nullptr;
-  });
-}
 
 bool to_nlohmann(dom::element e, nlohmann::json& out) {
   switch (e.type()) {
@@ -335,82 +329,82 @@ bool to_nlohmann(dom::element e, nlohmann::json& out) {
 std::optional<fast_header> read_header_fast(std::span<const std::byte> image, std::uint64_t n) {
   const char* const text = reinterpret_cast<const char*>(image.data()) + 8;
   const auto len = static_cast<std::size_t>(n);
-  // simdjson refuses a NUL anywhere (in a string it is an unescaped control
-  // character, elsewhere no JSON token) but skips a byte-order mark; a `-0`
-  // is looked for in the entries' texts (text_walk::skip_entry).
+  // simdjson skips a byte-order mark; the reference path names it (§2 rule 3).
   if (starts_with_bom({text, len})) return std::nullopt;
+  // Only simdjson's stage 1 runs, into a structural index advised to huge
+  // pages; the parser's tape and string buffer are never touched.
   dom::parser parser;
-  if (!allocate_advised(parser, len, simdjson::DEFAULT_MAX_DEPTH)) return std::nullopt;
-  dom::element root;
+  if (!allocate_advised(parser, len, simdjson::DEFAULT_MAX_DEPTH) || !parser.implementation)
+    return std::nullopt;
   simdjson::padded_string copy;
-  simdjson::error_code err = simdjson::SUCCESS;
-  if (image.size() - 8 - len >= simdjson::SIMDJSON_PADDING) {
-    // The tensor data after the text is readable padding: no copy.
-    err = parser.parse(text, len, /*realloc_if_needed=*/false).get(root);
-  } else {
+  const char* parsed = text;
+  if (image.size() - 8 - len < simdjson::SIMDJSON_PADDING) {
     copy = simdjson::padded_string(text, len);
-    err = parser.parse(copy).get(root);
+    parsed = copy.data();
+  }  // else the tensor data after the text is readable padding: no copy
+  auto& json = *parser.implementation;
+  if (json.stage1(reinterpret_cast<const std::uint8_t*>(parsed), len, simdjson::stage1_mode::regular) !=
+      simdjson::SUCCESS) {
+    return std::nullopt;
   }
-  dom::object top;
-  if (err != simdjson::SUCCESS || root.get_object().get(top) != simdjson::SUCCESS) return std::nullopt;
-  // The DOM lives in the document's tape and strings; the structural index
-  // only served the parse (4 bytes per structural character, ~18 MB for a
-  // 98 MB header), so it goes before the tables below are built.
-  parser.implementation.reset();
+  token_walk walk(parsed, json.structural_indexes.get(), json.n_structural_indexes);
 
   fast_header out;
   out.storage = std::make_shared<header_storage>();
   auto& storage = *out.storage;
-  const std::size_t estimate = std::min<std::size_t>(top.size(), len / 48 + 1);
+  // An entry takes about 20 tokens.
+  const std::size_t estimate = json.n_structural_indexes / 16 + 1;
   tensogram::reserve_advised(out.entries, estimate);
   tensogram::reserve_advised(storage.dims, estimate);
-  text_walk walk(text, text + len);
-  if (!walk.expect('{')) return std::nullopt;
-  bool first = true;
   bool seen_metadata = false;
   bool names_ascending = true;  // strictly, so far
   last_dtype dtype_seen;
-  std::vector<std::pair<std::string_view, std::string_view>> metadata;
-  for (const auto field : top) {
-    if (!first && !walk.expect(',')) return std::nullopt;
-    first = false;
-    const auto raw_name = walk.string();
-    if (!raw_name || !walk.expect(':')) return std::nullopt;
-    if (field.key == "__metadata__") {
-      if (seen_metadata) return std::nullopt;  // duplicate key: the reference path reports it
-      seen_metadata = true;
-      if (!walk.skip_metadata()) return std::nullopt;
-      if (field.value.is_null()) continue;
-      dom::object md;
-      if (field.value.get_object().get(md) != simdjson::SUCCESS) return std::nullopt;
-      for (const auto m : md) {
-        std::string_view s;
-        if (m.value.get_string().get(s) != simdjson::SUCCESS) return std::nullopt;
-        metadata.emplace_back(m.key, s);
+  std::string scratch;
+  if (!walk.expect('{')) return std::nullopt;
+  if (!walk.expect('}')) {
+    do {
+      std::string_view raw_name;
+      if (!walk.string(raw_name) || !walk.expect(':')) return std::nullopt;
+      if (raw_name == "__metadata__") {
+        if (seen_metadata) return std::nullopt;  // duplicate key: the reference path reports it
+        seen_metadata = true;
+        if (walk.null()) continue;
+        if (!walk.expect('{')) return std::nullopt;
+        out.has_metadata = true;
+        if (walk.expect('}')) continue;
+        do {
+          std::string_view key;
+          std::string_view value;
+          if (!walk.string(key) || !walk.expect(':') || !walk.string(value)) return std::nullopt;
+          auto& [k, v] = out.metadata.emplace_back();
+          if (!unescape(json, key, k) || !unescape(json, value, v)) return std::nullopt;
+        } while (walk.expect(','));
+        if (!walk.expect('}')) return std::nullopt;
+        continue;
       }
-      out.has_metadata = true;
-      continue;
-    }
-    auto& e = out.entries.emplace_back();
-    // field.key lives in the parser, which dies here: a name written
-    // without escapes is its own text, kept with the image; others are
-    // copied.
-    if (raw_name->find('\\') == std::string_view::npos) {
-      if (raw_name->size() != field.key.size()) return std::nullopt;  // not where the walk expects
-      e.name = *raw_name;
-    } else {
-      e.name = storage.names.emplace_back(field.key);
-    }
-    if (!read_entry(field.value, e, storage.dims, dtype_seen) || !walk.skip_entry()) return std::nullopt;
-    const std::size_t count = out.entries.size();
-    names_ascending = names_ascending && (count == 1 || out.entries[count - 2].name < e.name);
+      auto& e = out.entries.emplace_back();
+      if (raw_name.find('\\') == std::string_view::npos) {
+        // The text in the image, which the caller keeps (the parsed text may
+        // be a padded copy of it).
+        e.name = std::string_view(text + (raw_name.data() - parsed), raw_name.size());
+      } else {
+        if (!unescape(json, raw_name, scratch)) return std::nullopt;
+        e.name = storage.names.emplace_back(scratch);
+      }
+      if (!read_entry(walk, json, e, storage.dims, dtype_seen, scratch)) return std::nullopt;
+      const std::size_t count = out.entries.size();
+      names_ascending = names_ascending && (count == 1 || out.entries[count - 2].name < e.name);
+    } while (walk.expect(','));
+    if (!walk.expect('}')) return std::nullopt;
   }
+  // One value, nothing after it (§2 rule 3).
+  if (!walk.done()) return std::nullopt;
   // Rule 4 for the top level and __metadata__: sorted, a duplicate is
   // adjacent. Writers usually emit names in order, so the comparison of
   // each name with the previous one (above) settles order and duplicates
   // at once; only an unsorted header pays for the sort.
   if (!sort_unique(
-          metadata, [](const auto& a, const auto& b) { return a.first < b.first; }, false)) {
+          out.metadata, [](const auto& a, const auto& b) { return a.first < b.first; }, false)) {
     return std::nullopt;
   }
   if (!sort_unique(
@@ -418,14 +412,6 @@ std::optional<fast_header> read_header_fast(std::span<const std::byte> image, st
           names_ascending)) {
     return std::nullopt;
   }
-  out.metadata.reserve(metadata.size());
-  // The metadata's strings are all that is left to read, in the parser's
-  // string buffer: the tape goes first, so it is not resident beside their
-  // copies (a lower peak). A metatensor header carries its schema and
-  // layout table as strings here, which are parsed next: copied so that
-  // the parser reads them in place (tens of MB for 200 k tensors, issue 27).
-  parser.doc.tape.reset();
-  for (const auto& [k, v] : metadata) out.metadata.emplace_back(std::string(k), parse_ready_copy(v));
   bind_shapes(out.entries, storage);
   return out;
 }

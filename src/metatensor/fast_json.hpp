@@ -69,19 +69,14 @@ struct fast_header {
   bool has_metadata = false;
 };
 
-/// Rules 3–7 of §2 for the header text `image[8, 8 + n)`; nothing when a
+/// Rules 3–7 of §2 for the header text `image[8, 8 + n)`, read from
+/// simdjson's structural index (its stage 1) without a DOM; nothing when a
 /// rule fails or the reference path must decide. Names view the text where
-/// they occur in it verbatim, so `image` must outlive the entries. The bytes after the text
-/// in `image` (tensor data) serve as simdjson's read-ahead padding when
-/// there are enough of them, so the text is not copied.
+/// they occur in it verbatim, so `image` must outlive the entries. The bytes
+/// after the text in `image` (tensor data) serve as simdjson's read-ahead
+/// padding when there are enough of them, so the text is not copied.
+/// Metadata values keep simdjson's padding after them in their capacity.
 [[nodiscard]] std::optional<fast_header> read_header_fast(std::span<const std::byte> image, std::uint64_t n);
-
-/// The closing quote of the JSON string whose text starts at `p` (just
-/// after its opening quote): the first `"` in [p, end) after no odd run of
-/// backslashes; nullptr when there is none. It reads 64 bytes at a time: a
-/// schema embedded as a string escapes every quote it holds, so a search
-/// quote by quote makes a call every few bytes (issue 27).
-[[nodiscard]] const char* closing_quote(const char* p, const char* end) noexcept;
 
 /// Rules 3–7 of §2 by the reference path (nlohmann, one rule per pass, so
 /// the first failure is the one §8.2 names; throws `metatensor::error`):
