@@ -331,19 +331,24 @@ std::optional<fast_header> read_header_fast(std::span<const std::byte> image, st
   const auto len = static_cast<std::size_t>(n);
   // simdjson skips a byte-order mark; the reference path names it (§2 rule 3).
   if (starts_with_bom({text, len})) return std::nullopt;
-  // Only simdjson's stage 1 runs, into a structural index advised to huge
-  // pages; the parser's tape and string buffer are never touched.
-  dom::parser parser;
-  if (!allocate_advised(parser, len, simdjson::DEFAULT_MAX_DEPTH) || !parser.implementation)
+  // Only simdjson's stage 1 runs: its parser implementation alone (no DOM
+  // document, so no tape or string buffer), with the structural index (4
+  // bytes per token, room for one per byte) advised to huge pages.
+  std::unique_ptr<simdjson::internal::dom_parser_implementation> indexer;
+  const std::size_t capacity = std::max(len, simdjson::dom::MINIMAL_DOCUMENT_CAPACITY);
+  if (simdjson::get_active_implementation()->create_dom_parser_implementation(
+          capacity, simdjson::DEFAULT_MAX_DEPTH, indexer) != simdjson::SUCCESS) {
     return std::nullopt;
+  }
+  tensogram::advise_huge_pages(indexer->structural_indexes.get(), std::min(capacity, SIZE_MAX / 8) * 4);
   simdjson::padded_string copy;
   const char* parsed = text;
   if (image.size() - 8 - len < simdjson::SIMDJSON_PADDING) {
     copy = simdjson::padded_string(text, len);
     parsed = copy.data();
   }  // else the tensor data after the text is readable padding: no copy
-  auto& json = *parser.implementation;
-  if (json.stage1(reinterpret_cast<const std::uint8_t*>(parsed), len, simdjson::stage1_mode::regular) !=
+  const auto& json = *indexer;
+  if (indexer->stage1(reinterpret_cast<const std::uint8_t*>(parsed), len, simdjson::stage1_mode::regular) !=
       simdjson::SUCCESS) {
     return std::nullopt;
   }
