@@ -393,7 +393,9 @@ std::optional<fast_header> read_header_fast(std::span<const std::byte> image, st
         // be a padded copy of it).
         e.name = std::string_view(text + (raw_name.data() - parsed), raw_name.size());
       } else {
-        if (!unescape(json, raw_name, scratch)) return std::nullopt;
+        // An escaped spelling of `__metadata__` is the metadata to the
+        // reference path: it decides.
+        if (!unescape(json, raw_name, scratch) || scratch == "__metadata__") return std::nullopt;
         e.name = storage.names.emplace_back(scratch);
       }
       if (!read_entry(walk, json, e, storage.dims, dtype_seen, scratch)) return std::nullopt;
