@@ -16,11 +16,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <map>
 #include <vector>
 
 #include <metatensor.hpp>
+#include <tensogram/core/endian.hpp>
 
 #include "fuzz_common.hpp"
 #include "src/metatensor/fast_json.hpp"
@@ -54,9 +54,7 @@ void touch_record(const metatensor::record_ref& r, const metatensor::record_layo
 
 void check_header_fast_path(std::span<const std::byte> image) {
   if (image.size() < 8) return;
-  std::uint64_t n = 0;
-  for (int i = 7; i >= 0; --i)
-    n = (n << 8) | std::to_integer<std::uint64_t>(image[static_cast<std::size_t>(i)]);
+  const auto n = tensogram::load_le<std::uint64_t>(image.data());  // the header's length (§2)
   if (n > image.size() - 8) return;
   const auto fast = metatensor::detail::read_header_fast(image, n);
   if (!fast) return;

@@ -213,6 +213,16 @@ bool unescape(const simdjson::internal::dom_parser_implementation& json, std::st
   return true;
 }
 
+// Points `s`, a string token's text, at its value: in place when it holds
+// no escape, else undone into `scratch`.
+bool undo_escapes(const simdjson::internal::dom_parser_implementation& json, std::string_view& s,
+                  std::string& scratch) {
+  if (s.find('\\') == std::string_view::npos) return true;
+  if (!unescape(json, s, scratch)) return false;
+  s = scratch;
+  return true;
+}
+
 // The dtype name of the previous entry: files hold a few dtypes, usually in
 // runs, so one comparison mostly replaces the search of the 22 names.
 struct last_dtype {
@@ -227,21 +237,13 @@ bool read_entry(token_walk& walk, const simdjson::internal::dom_parser_implement
   unsigned seen = 0;
   do {
     std::string_view key;
-    if (!walk.string(key) || !walk.expect(':')) return false;
-    if (key.find('\\') != std::string_view::npos) {
-      if (!unescape(json, key, scratch)) return false;
-      key = scratch;
-    }
+    if (!walk.string(key) || !walk.expect(':') || !undo_escapes(json, key, scratch)) return false;
     const unsigned which = key == "dtype" ? 1U : key == "shape" ? 2U : key == "data_offsets" ? 4U : 0U;
     if (which == 0 || (seen & which) != 0) return false;
     seen |= which;
     if (which == 1U) {
       std::string_view s;
-      if (!walk.string(s)) return false;
-      if (s.find('\\') != std::string_view::npos) {
-        if (!unescape(json, s, scratch)) return false;
-        s = scratch;
-      }
+      if (!walk.string(s) || !undo_escapes(json, s, scratch)) return false;
       if (s.empty() || s != last.name) {
         const auto t = safetensors::parse_dtype(s);
         if (!t) return false;
@@ -395,8 +397,8 @@ std::optional<fast_header> read_header_fast(std::span<const std::byte> image, st
       } else {
         // An escaped spelling of `__metadata__` is the metadata to the
         // reference path: it decides.
-        if (!unescape(json, raw_name, scratch) || scratch == "__metadata__") return std::nullopt;
-        e.name = storage.names.emplace_back(scratch);
+        if (!undo_escapes(json, raw_name, scratch) || raw_name == "__metadata__") return std::nullopt;
+        e.name = storage.names.emplace_back(raw_name);
       }
       if (!read_entry(walk, json, e, storage.dims, dtype_seen, scratch)) return std::nullopt;
       const std::size_t count = out.entries.size();
