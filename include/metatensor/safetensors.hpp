@@ -204,8 +204,12 @@ class file {
   /// The tensor called `name`; throws `tensogram::invalid_arg_error`.
   [[nodiscard]] const tensor_view& at(std::string_view name) const;
 
-  /// `__metadata__` (empty when absent or null).
-  [[nodiscard]] const std::map<std::string, std::string>& metadata() const noexcept { return metadata_; }
+  /// `__metadata__` (empty when absent or null). Copies of a file share it.
+  [[nodiscard]] const std::map<std::string, std::string>& metadata() const noexcept;
+  /// The value of `__metadata__` key `key`, or nullptr; it shares the file's
+  /// storage, so it stays valid after the file is gone, and nothing is
+  /// copied (a metatensor file's schema is tens of MB in large files).
+  [[nodiscard]] std::shared_ptr<const std::string> metadata_value(std::string_view key) const;
   /// True when the header has a `__metadata__` object (not absent, not null).
   [[nodiscard]] bool has_metadata() const noexcept { return has_metadata_; }
 
@@ -213,13 +217,13 @@ class file {
   file() = default;
 
   tensogram::buffer image_;
-  // Names that are not in the header text verbatim, and every shape: shared,
-  // so a copy of the file keeps its views valid (as `image_` does).
+  // Names that are not in the header text verbatim, every shape and
+  // `__metadata__`: shared, so a copy of the file keeps its views valid (as
+  // `image_` does) and copies no metadata.
   std::shared_ptr<const detail::header_storage> storage_;
   std::uint64_t header_length_ = 0;
   std::vector<tensor_view> tensors_;
   std::vector<std::size_t> by_name_;  // indices into tensors_, sorted by name
-  std::map<std::string, std::string> metadata_;
   bool has_metadata_ = false;
 };
 

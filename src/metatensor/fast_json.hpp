@@ -34,9 +34,13 @@ namespace metatensor::detail {
 /// names that do not occur verbatim in the text (escaped ones, and every
 /// name of the reference path) and all shapes, one after another. A deque
 /// keeps each string, and so each view of it, in place as more are added.
+/// Also `__metadata__`, whose values (a metatensor file's schema and layout
+/// table: tens of MB in large files, issue 27) are then shared by the copies
+/// of a file and by what is read from them (`file::metadata_value`).
 struct header_storage {
   std::deque<std::string> names;
   std::vector<std::uint64_t> dims;
+  std::map<std::string, std::string> metadata;
 };
 
 /// One tensor entry of a header that passed rules 3–7 of §2. `name` views

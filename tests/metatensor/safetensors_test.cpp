@@ -7,6 +7,7 @@
 #include <complex>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <metatensor.hpp>
 #include <optional>
 #include <random>
@@ -113,6 +114,27 @@ TEST(SafetensorsRead, HandBuiltPlainFile) {
   // Wrong element type is refused.
   EXPECT_THROW((void)wt.as<double>(), tensogram::invalid_arg_error);
   EXPECT_THROW((void)wt.copy_as<std::int32_t>(), tensogram::invalid_arg_error);
+}
+
+// `__metadata__` lives in storage the copies of a file share: a value read
+// with `metadata_value` is the file's own string (no copy) and outlives the
+// file (issue 27: a metatensor file's schema is tens of MB).
+TEST(SafetensorsRead, MetadataIsSharedNotCopied) {
+  const std::string long_value(100'000, 'x');
+  const std::string header = "{\"w\":" + entry("U8", "[2]", "[0,2]") +
+                             ",\"__metadata__\":{\"format\":\"pt\",\"long\":\"" + long_value + "\"}}";
+  std::shared_ptr<const std::string> value;
+  {
+    const auto f = open_bytes(raw_file(header, "ab"));
+    value = f.metadata_value("long");
+    ASSERT_NE(value, nullptr);
+    EXPECT_EQ(value.get(), &f.metadata().at("long"));
+    const st::file copy = f;  // NOLINT(performance-unnecessary-copy-initialization): the copy is the point
+    EXPECT_EQ(&copy.metadata(), &f.metadata());
+    EXPECT_EQ(f.metadata_value("absent"), nullptr);
+    EXPECT_EQ(*f.metadata_value("format"), "pt");
+  }
+  EXPECT_EQ(*value, long_value);  // the file and its copy are gone
 }
 
 TEST(SafetensorsRead, MisalignedTypedViewIsRefusedCopyWorks) {

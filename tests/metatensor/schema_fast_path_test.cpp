@@ -5,9 +5,11 @@
 // fast path does accept the flat schemas it is built for.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <metatensor.hpp>
 #include <optional>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -102,6 +104,30 @@ TEST(SchemaFastPath, CompilesFlatSchemasAsTheReference) {
   }
   accepted.push_back(many);
   for (const auto& text : accepted) EXPECT_TRUE(check(text)) << text;
+}
+
+// A file's schema compiled by the fast path shares its text with the file's
+// `__metadata__` (no copy at open) and builds its document from it later,
+// after the file is gone.
+TEST(SchemaFastPath, AFileSchemaOutlivesItsFile) {
+  const std::string schema =
+      R"({"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",)"
+      R"("properties":{"w":{"type":"array","items":{"type":"number","TypeDef:Float32":true}}}})";
+  mt::file_builder b(mt::compile_schema_text(schema));
+  const float w[3] = {1.0f, 2.0f, 3.0f};
+  b.set_flat("w", std::vector<std::uint64_t>{3}, std::span<const float>(w));
+  const auto bytes = b.serialize();
+  std::optional<mt::compiled_schema> kept;
+  {
+    const auto f = mt::file::from_buffer(tensogram::buffer::owned(bytes));
+    const auto text = f.base().metadata_value("metatensor.schema");
+    ASSERT_NE(text, nullptr);
+    // The fast path's schema holds the file's string: one more owner.
+    EXPECT_GE(text.use_count(), 3) << "the compiled schema copied the text";
+    kept = f.schema();
+  }
+  EXPECT_EQ(kept->document(), nlohmann::json::parse(schema));
+  ASSERT_NE(kept->find("w"), nullptr);
 }
 
 TEST(SchemaFastPath, LeavesEverythingElseToTheReference) {

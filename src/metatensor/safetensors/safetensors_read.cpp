@@ -219,14 +219,14 @@ file file::from_buffer(tensogram::buffer image) {
   std::vector<entry> entries;  // in name order (byte-wise)
   if (auto fast = detail::read_header_fast(bytes, n)) {
     // Rules 3-7 hold (fast_json.hpp); any failure goes the reference way.
-    for (auto& [k, v] : fast->metadata)
-      f.metadata_.emplace_hint(f.metadata_.end(), std::move(k), std::move(v));
+    auto& metadata = fast->storage->metadata;
+    for (auto& [k, v] : fast->metadata) metadata.emplace_hint(metadata.end(), std::move(k), std::move(v));
     f.has_metadata_ = fast->has_metadata;
     entries = std::move(fast->entries);
     f.storage_ = std::move(fast->storage);
   } else {
     auto storage = std::make_shared<detail::header_storage>();
-    detail::read_header_reference(f.header_text(), f.metadata_, f.has_metadata_, entries, *storage);
+    detail::read_header_reference(f.header_text(), storage->metadata, f.has_metadata_, entries, *storage);
     f.storage_ = std::move(storage);
   }
   check_sizes(entries);
@@ -269,6 +269,20 @@ file file::from_buffer(tensogram::buffer image) {
     f.tensors_.emplace_back(e.name, e.type, e.shape, e.begin, e.end, span);
   }
   return f;
+}
+
+const std::map<std::string, std::string>& file::metadata() const noexcept {
+  // Only a moved-from file has no storage.
+  static const std::map<std::string, std::string> none;
+  return storage_ ? storage_->metadata : none;
+}
+
+std::shared_ptr<const std::string> file::metadata_value(std::string_view key) const {
+  if (!storage_) return nullptr;
+  const auto it = storage_->metadata.find(std::string(key));
+  if (it == storage_->metadata.end()) return nullptr;
+  // Aliasing: the string lives as long as any copy of the storage.
+  return std::shared_ptr<const std::string>(storage_, &it->second);
 }
 
 const tensor_view* file::find(std::string_view name) const noexcept {

@@ -20,11 +20,11 @@ namespace metatensor::detail {
 
 void deferred_document::build() {
   auto doc = std::make_shared<const nlohmann::json>(
-      parse_strict_json(text_, json_errors{errc::mt_schema_json, errc::mt_schema_json, "schema"}));
+      parse_strict_json(*text_, json_errors{errc::mt_schema_json, errc::mt_schema_json, "schema"}));
   auto table = std::make_shared<const schema_document>(std::move(doc));
   ref_targets_ = check_dialect(*table);
   table_ = std::move(table);
-  std::string().swap(text_);
+  text_.reset();
 }
 
 const std::shared_ptr<const schema_document>& deferred_document::table() {
@@ -126,7 +126,21 @@ bool flat_tensor(dom::element node, std::string_view name, tensor_layout& t) {
 }  // namespace
 
 std::optional<compiled_schema> schema_fast_path::compile_embedded(std::string_view text, std::size_t readable,
-                                                                  dom::parser* reused) {
+                                                                  dom::parser* parser) {
+  auto out = compile_text(text, readable, parser);
+  if (out) out->deferred_ = std::make_shared<deferred_document>(std::make_shared<const std::string>(text));
+  return out;
+}
+
+std::optional<compiled_schema> schema_fast_path::compile_embedded(std::shared_ptr<const std::string> text,
+                                                                  dom::parser* parser) {
+  auto out = compile_text(*text, text->capacity(), parser);
+  if (out) out->deferred_ = std::make_shared<deferred_document>(std::move(text));
+  return out;
+}
+
+std::optional<compiled_schema> schema_fast_path::compile_text(std::string_view text, std::size_t readable,
+                                                              dom::parser* reused) {
   std::optional<dom::parser> local;
   const auto root = parse_strict_dom(text, reused != nullptr ? *reused : local.emplace(), readable);
   dom::object top;
@@ -186,10 +200,6 @@ std::optional<compiled_schema> schema_fast_path::compile_embedded(std::string_vi
       t->required = true;
     }
   }
-  // The parse is done with: a parser of our own goes before the copy of
-  // the text (tens of MB, advised), so the two are not resident together.
-  local.reset();
-  out.deferred_ = std::make_shared<deferred_document>(parse_ready_copy(text));
   return out;
 }
 

@@ -47,11 +47,12 @@ namespace metatensor::detail {
 
 /// A schema's text, read into its document, table and `$ref` targets on the
 /// first call of `table()` or `ref_targets()` (thread-safe; shared by the
-/// copies of a compiled schema).
+/// copies of a compiled schema). The text is shared, not copied: a file's
+/// schema stays in the file's `__metadata__` (issue 27).
 class deferred_document {
  public:
   /// `text` must be a strict JSON document (§3.1) that compiles.
-  explicit deferred_document(std::string text) : text_(std::move(text)) {}
+  explicit deferred_document(std::shared_ptr<const std::string> text) : text_(std::move(text)) {}
 
   [[nodiscard]] const std::shared_ptr<const schema_document>& table();
   [[nodiscard]] const std::vector<std::size_t>& ref_targets();
@@ -60,7 +61,7 @@ class deferred_document {
   void build();
 
   std::once_flag built_;
-  std::string text_;  // released once built
+  std::shared_ptr<const std::string> text_;  // released once built
   std::shared_ptr<const schema_document> table_;
   std::vector<std::size_t> ref_targets_;
 };
@@ -71,8 +72,20 @@ struct schema_fast_path {
   /// otherwise (the caller then parses and compiles it the reference way).
   /// `readable` as for `parse_strict_dom` (json_dom.hpp); the text is parsed
   /// in `parser` (a local one when null), which the result does not refer to.
+  /// The result keeps a copy of the text (for its deferred document).
   [[nodiscard]] static std::optional<compiled_schema> compile_embedded(
       std::string_view text, std::size_t readable = 0, simdjson::dom::parser* parser = nullptr);
+  /// The same for a text the result shares instead of copying (a file's
+  /// `__metadata__` value, `safetensors::file::metadata_value`), parsed in
+  /// place when its capacity leaves simdjson's padding after it.
+  [[nodiscard]] static std::optional<compiled_schema> compile_embedded(
+      std::shared_ptr<const std::string> text, simdjson::dom::parser* parser = nullptr);
+
+ private:
+  // The grammar's walk; the result's deferred document is left unset.
+  [[nodiscard]] static std::optional<compiled_schema> compile_text(std::string_view text,
+                                                                   std::size_t readable,
+                                                                   simdjson::dom::parser* parser);
 };
 
 }  // namespace metatensor::detail

@@ -229,17 +229,18 @@ header_keys check_keys(const safetensors::file& base, simdjson::dom::parser& par
   // the fast path compiles the schema (step 3 passes), and no unknown key
   // fails the rest of step 2. A table that is no strict JSON then fails at
   // step 4 with the same MT_LAYOUT_JSON, the first failure of the file.
-  // The schema is then parsed in a parser of its own, which goes before the
-  // compiled schema copies the text (a lower peak: the table's parse may
-  // never come); else one parser, sized once, reads both. The base layer
+  // The schema is then parsed in a parser of its own, which goes as soon as
+  // the schema is compiled (a lower peak: the table's parse may never
+  // come); else one parser, sized once, reads both. The base layer
   // left room for the parser's padding after these strings
   // (`parse_ready_copy`): both are parsed in place.
   const bool may_defer = unknown == md.end();
   if (!may_defer) {
     detail::reserve_strict_dom(parser, std::max(schema->size(), layout == nullptr ? 0 : layout->size()));
   }
-  out.fast_schema =
-      detail::schema_fast_path::compile_embedded(*schema, schema->capacity(), may_defer ? nullptr : &parser);
+  // The compiled schema shares the text with the file's `__metadata__`.
+  out.fast_schema = detail::schema_fast_path::compile_embedded(base.metadata_value("metatensor.schema"),
+                                                               may_defer ? nullptr : &parser);
   if (!out.fast_schema) {
     out.schema =
         parse_strict_json(*schema, json_errors{errc::mt_schema_json, errc::mt_schema_json, "schema"});
