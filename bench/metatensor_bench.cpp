@@ -28,10 +28,15 @@
 //
 //   tensogram_metatensor_bench [--headers-only] [--json-file PATH] [scratch-dir]
 //
+// The files go into a new directory `metatensor-bench.<pid>` inside
+// scratch-dir (default: the system's temporary directory), removed at the
+// end; nothing else in scratch-dir is touched.
+//
 // --json-file writes the large-header rows, their goals and the open-per-kind
 // goals as JSON (for the goals block of the codec matrix); --headers-only runs
 // only the large-header rows.
 #include <simdjson.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -423,7 +428,7 @@ void write_header_json(const fs::path& path, const std::vector<header_row>& rows
 }  // namespace
 
 int main(int argc, char** argv) {
-  fs::path dir = fs::temp_directory_path() / "metatensor-bench";
+  fs::path parent = fs::temp_directory_path();
   fs::path json_file;
   bool headers_only = false;
   if (argc == 4 && std::string_view(argv[1]) == "--measure-peak") {
@@ -445,10 +450,17 @@ int main(int argc, char** argv) {
     } else if (a == "--headers-only") {
       headers_only = true;
     } else {
-      dir = argv[i];
+      parent = argv[i];
     }
   }
-  fs::create_directories(dir);
+  // A directory of our own: removing it at the end must not remove anything
+  // the user keeps in the directory named on the command line.
+  fs::create_directories(parent);
+  const fs::path dir = parent / ("metatensor-bench." + std::to_string(getpid()));
+  if (!fs::create_directory(dir)) {
+    std::fprintf(stderr, "scratch directory %s already exists\n", dir.c_str());
+    return 2;
+  }
   if (headers_only) {
     const auto rows = large_header_rows(dir);
     print_header_rows(rows);
