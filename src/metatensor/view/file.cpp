@@ -219,7 +219,8 @@ header_keys check_keys(const safetensors::file& base, simdjson::dom::parser& par
                                        ", expected a power of two from 16 to 65536 in plain decimal");
   }
   out.alignment = *a;
-  const auto* schema = get("metatensor.schema");
+  // Shared with the file's `__metadata__`, and so with the compiled schema.
+  const auto schema = base.metadata_value("metatensor.schema");
   if (schema == nullptr) fail(errc::mt_schema_json, "metatensor.schema is missing");
   const auto* layout = get("metatensor.layout");
   const auto unknown = std::find_if(md.begin(), md.end(), [](const auto& kv) {
@@ -238,9 +239,7 @@ header_keys check_keys(const safetensors::file& base, simdjson::dom::parser& par
   if (!may_defer) {
     detail::reserve_strict_dom(parser, std::max(schema->size(), layout == nullptr ? 0 : layout->size()));
   }
-  // The compiled schema shares the text with the file's `__metadata__`.
-  out.fast_schema = detail::schema_fast_path::compile_embedded(base.metadata_value("metatensor.schema"),
-                                                               may_defer ? nullptr : &parser);
+  out.fast_schema = detail::schema_fast_path::compile_embedded(schema, may_defer ? nullptr : &parser);
   if (!out.fast_schema) {
     out.schema =
         parse_strict_json(*schema, json_errors{errc::mt_schema_json, errc::mt_schema_json, "schema"});
