@@ -14,6 +14,7 @@
 #include "src/metatensor/fast_json.hpp"
 #include "src/metatensor/strict_json.hpp"
 #include "src/metatensor/text.hpp"
+#include "tensogram/core/endian.hpp"
 #include "tensogram/core/memory.hpp"
 #include "tensogram/core/utf8.hpp"
 
@@ -204,9 +205,7 @@ file file::from_buffer(tensogram::buffer image) {
 
   // Rule 1.
   if (size < 8) fail(errc::st_header_too_small, "file is " + std::to_string(size) + " bytes, less than 8");
-  std::uint64_t n = 0;
-  for (int i = 7; i >= 0; --i)
-    n = (n << 8) | std::to_integer<std::uint64_t>(bytes[static_cast<std::size_t>(i)]);
+  const auto n = tensogram::load_le<std::uint64_t>(bytes.data());
   // Rule 2.
   if (n > max_header_length) {
     fail(errc::st_header_too_large, "header length " + std::to_string(n) + " exceeds 100000000");
