@@ -38,6 +38,7 @@
 #include <simdjson.h>
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -50,6 +51,7 @@
 #include <vector>
 
 #include <metatensor.hpp>
+#include <tensogram/core/endian.hpp>
 
 #include "bench_util.hpp"
 
@@ -259,9 +261,9 @@ fs::path write_big_header(const fs::path& dir, const header_spec& spec) {
   const fs::path p = dir / (std::string(spec.label) + (spec.metatensor ? ".mt" : ".safetensors"));
   std::ofstream out(p, std::ios::binary);
   const std::uint64_t n = text.size();
-  char len[8];
-  for (int i = 0; i < 8; ++i) len[i] = static_cast<char>((n >> (8 * i)) & 0xFF);
-  out.write(len, 8);
+  std::array<std::byte, 8> len{};
+  tensogram::store_le(len.data(), n);
+  out.write(reinterpret_cast<const char*>(len.data()), 8);
   out.write(text.data(), static_cast<std::streamsize>(text.size()));
   const std::vector<char> data(16 * names.size(), 0);
   out.write(data.data(), static_cast<std::streamsize>(data.size()));
@@ -275,8 +277,7 @@ fs::path write_big_header(const fs::path& dir, const header_spec& spec) {
 // parser: the least a reader built on a JSON parser does (issue 27).
 void simdjson_parse_header(const fs::path& p, bool embedded = false) {
   const auto image = tensogram::buffer::map_file(p);
-  std::uint64_t n = 0;
-  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<std::uint64_t>(image.data()[i]);
+  const auto n = tensogram::load_le<std::uint64_t>(image.data());
   simdjson::dom::parser parser;
   simdjson::dom::element root;
   const auto* text = reinterpret_cast<const char*>(image.data()) + 8;

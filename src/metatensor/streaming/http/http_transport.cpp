@@ -35,6 +35,7 @@
 #include "metatensor/safetensors.hpp"
 #include "src/io/http_support.hpp"
 #include "src/metatensor/streaming/transport.hpp"
+#include "tensogram/core/endian.hpp"
 #include "tensogram/core/error.hpp"
 
 namespace metatensor::streaming::detail {
@@ -286,9 +287,7 @@ class http_transport final : public transport {
           ": the reply to bytes=0-7 has no file size (Content-Range: " + first->content_range_value + ")");
     }
     const std::uint64_t file_size = *cr.total;
-    std::uint64_t n = 0;
-    for (int i = 7; i >= 0; --i)
-      n = (n << 8) | std::to_integer<std::uint64_t>(length_bytes[static_cast<std::size_t>(i)]);
+    const auto n = tensogram::load_le<std::uint64_t>(length_bytes.data());
     if (n > safetensors::max_header_length) {
       // Refused before allocating it (§2 rule 2, §8.4).
       throw protocol_error(stream_errc::limit_exceeded, shown_url_ + ": header length " + num(n) +
