@@ -9,6 +9,7 @@
 // path (see fast_json.hpp).
 #include "src/metatensor/fast_json.hpp"
 #include "src/metatensor/json_dom.hpp"
+#include "src/metatensor/token_walk.hpp"
 
 #include <simdjson.h>
 #include <algorithm>
@@ -31,10 +32,6 @@ namespace dom = simdjson::dom;
 bool starts_with_bom(std::string_view text) noexcept {
   return text.size() >= 3 && static_cast<unsigned char>(text[0]) == 0xEF &&
          static_cast<unsigned char>(text[1]) == 0xBB && static_cast<unsigned char>(text[2]) == 0xBF;
-}
-
-bool is_json_space(char c) noexcept {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
 // Bit i set where block[i] == c, for the 64 bytes at `block`.
@@ -111,118 +108,6 @@ bool needs_reference_path(std::string_view text) noexcept {
 
 namespace {
 
-// The header text as simdjson's stage 1 cuts it into tokens: the offset of
-// every structural character (`{}[]:,`), opening quote and scalar's first
-// byte, with the text's length after the last (simdjson's sentinel). Stage 1
-// has validated UTF-8, closed every string and refused unescaped control
-// characters in strings; the walk accepts only the grammar of a safetensors
-// header (§2 rules 3–7) and declines everything else, so no DOM is built
-// (issue 27: no tape, no copy of the strings). A string token runs from its
-// quote to the next token: its closing quote is its last byte that is not
-// JSON whitespace (anything else after the quote would be a token of its own).
-class token_walk {
- public:
-  token_walk(const char* text, const std::uint32_t* at, std::uint32_t count) noexcept
-      : text_(text), at_(at), count_(count) {}
-
-  bool done() const noexcept { return i_ == count_; }
-
-  // Takes the next token when it is the structural character `c`.
-  bool expect(char c) noexcept {
-    if (i_ == count_ || text_[at_[i_]] != c) return false;
-    ++i_;
-    return true;
-  }
-
-  // Takes a string token: its text between the quotes, escapes not undone.
-  bool string(std::string_view& raw) noexcept {
-    if (i_ == count_ || text_[at_[i_]] != '"') return false;
-    const char* const begin = text_ + at_[i_] + 1;
-    const char* end = text_ + at_[i_ + 1];
-    while (end > begin && is_json_space(end[-1])) --end;
-    if (end == begin || end[-1] != '"') return false;
-    raw = std::string_view(begin, static_cast<std::size_t>(end - 1 - begin));
-    ++i_;
-    return true;
-  }
-
-  // Takes an integer token of §2 rule 7: digits only (no sign, so no `-0`;
-  // no fraction or exponent; no leading zero), at most 2^53 - 1.
-  bool header_uint(std::uint64_t& out) noexcept {
-    if (i_ == count_) return false;
-    const char* p = text_ + at_[i_];
-    const char* const next = text_ + at_[i_ + 1];
-    const char* const first = p;
-    std::uint64_t v = 0;
-    for (; p < next && *p >= '0' && *p <= '9'; ++p) {
-      if (p - first == 16) return false;  // 17 digits exceed 2^53 - 1
-      v = v * 10 + static_cast<std::uint64_t>(*p - '0');
-    }
-    if (p == first || (*first == '0' && p - first > 1) || v > safetensors::max_json_integer) return false;
-    while (p < next && is_json_space(*p)) ++p;
-    if (p != next) return false;
-    out = v;
-    ++i_;
-    return true;
-  }
-
-  // Takes a `null` token.
-  bool null() noexcept {
-    if (i_ == count_) return false;
-    const char* p = text_ + at_[i_];
-    const char* const next = text_ + at_[i_ + 1];
-    if (next - p < 4 || std::memcmp(p, "null", 4) != 0) return false;
-    for (p += 4; p < next; ++p) {
-      if (!is_json_space(*p)) return false;
-    }
-    ++i_;
-    return true;
-  }
-
- private:
-  const char* text_;
-  const std::uint32_t* at_;
-  std::uint32_t count_;
-  std::uint32_t i_ = 0;
-};
-
-// The value of a string token whose text (escapes not undone) is `raw`, with
-// simdjson's padding after it in `out`'s capacity: simdjson's unescaping
-// writes whole blocks, and a metadata string may hold a document that is
-// parsed next, in place (a metatensor header's schema and layout table, tens
-// of MB for 200 k tensors). A large one is advised to huge pages before its
-// first touch (issue 27).
-bool unescape(const simdjson::internal::dom_parser_implementation& json, std::string_view raw,
-              std::string& out) {
-  const std::size_t room = raw.size() + simdjson::SIMDJSON_PADDING;
-  if (room >= std::size_t{4096}) {
-    out.reserve(tensogram::huge_page_capacity(room));
-    tensogram::advise_huge_pages(out.data(), out.capacity());
-  } else {
-    out.reserve(room);
-  }
-  if (raw.find('\\') == std::string_view::npos) {
-    out.assign(raw);
-    return true;
-  }
-  out.resize(room);
-  auto* const dst = reinterpret_cast<std::uint8_t*>(out.data());
-  const std::uint8_t* const end = json.parse_string(reinterpret_cast<const std::uint8_t*>(raw.data()), dst);
-  if (end == nullptr) return false;
-  out.resize(static_cast<std::size_t>(end - dst));
-  return true;
-}
-
-// Points `s`, a string token's text, at its value: in place when it holds
-// no escape, else undone into `scratch`.
-bool undo_escapes(const simdjson::internal::dom_parser_implementation& json, std::string_view& s,
-                  std::string& scratch) {
-  if (s.find('\\') == std::string_view::npos) return true;
-  if (!unescape(json, s, scratch)) return false;
-  s = scratch;
-  return true;
-}
-
 // The dtype name of the previous entry: files hold a few dtypes, usually in
 // runs, so one comparison mostly replaces the search of the 22 names.
 struct last_dtype {
@@ -258,14 +143,14 @@ bool read_entry(token_walk& walk, const simdjson::internal::dom_parser_implement
       if (!walk.expect(']')) {
         do {
           std::uint64_t d = 0;
-          if (dims.size() - e.shape_at == safetensors::max_rank || !walk.header_uint(d)) return false;
+          if (dims.size() - e.shape_at == safetensors::max_rank || !walk.uint53(d)) return false;
           dims.push_back(d);
         } while (walk.expect(','));
         if (!walk.expect(']')) return false;
       }
       e.rank = dims.size() - e.shape_at;
-    } else if (!walk.expect('[') || !walk.header_uint(e.begin) || !walk.expect(',') ||
-               !walk.header_uint(e.end) || !walk.expect(']') || e.begin > e.end) {
+    } else if (!walk.expect('[') || !walk.uint53(e.begin) || !walk.expect(',') || !walk.uint53(e.end) ||
+               !walk.expect(']') || e.begin > e.end) {
       return false;
     }
   } while (walk.expect(','));
@@ -333,34 +218,20 @@ std::optional<fast_header> read_header_fast(std::span<const std::byte> image, st
   const auto len = static_cast<std::size_t>(n);
   // simdjson skips a byte-order mark; the reference path names it (§2 rule 3).
   if (starts_with_bom({text, len})) return std::nullopt;
-  // Only simdjson's stage 1 runs: its parser implementation alone (no DOM
-  // document, so no tape or string buffer), with the structural index (4
-  // bytes per token, room for one per byte) advised to huge pages.
-  std::unique_ptr<simdjson::internal::dom_parser_implementation> indexer;
-  const std::size_t capacity = std::max(len, simdjson::dom::MINIMAL_DOCUMENT_CAPACITY);
-  if (simdjson::get_active_implementation()->create_dom_parser_implementation(
-          capacity, simdjson::DEFAULT_MAX_DEPTH, indexer) != simdjson::SUCCESS) {
-    return std::nullopt;
-  }
-  tensogram::advise_huge_pages(indexer->structural_indexes.get(), std::min(capacity, SIZE_MAX / 8) * 4);
-  simdjson::padded_string copy;
-  const char* parsed = text;
-  if (image.size() - 8 - len < simdjson::SIMDJSON_PADDING) {
-    copy = simdjson::padded_string(text, len);
-    parsed = copy.data();
-  }  // else the tensor data after the text is readable padding: no copy
-  const auto& json = *indexer;
-  if (indexer->stage1(reinterpret_cast<const std::uint8_t*>(parsed), len, simdjson::stage1_mode::regular) !=
-      simdjson::SUCCESS) {
-    return std::nullopt;
-  }
-  token_walk walk(parsed, json.structural_indexes.get(), json.n_structural_indexes);
+  // Only simdjson's stage 1 runs (token_walk.hpp). The bytes after the text
+  // in `image` (tensor data) serve as its read-ahead padding when there are
+  // enough of them: then the text is not copied.
+  const auto index = structural_index::build({text, len}, image.size() - 8);
+  if (!index) return std::nullopt;
+  const char* const parsed = index->text();
+  const auto& json = index->json();
+  token_walk walk = index->walk();
 
   fast_header out;
   out.storage = std::make_shared<header_storage>();
   auto& storage = *out.storage;
   // An entry takes about 20 tokens.
-  const std::size_t estimate = json.n_structural_indexes / 16 + 1;
+  const std::size_t estimate = index->tokens() / 16 + 1;
   tensogram::reserve_advised(out.entries, estimate);
   tensogram::reserve_advised(storage.dims, estimate);
   bool seen_metadata = false;
@@ -508,11 +379,6 @@ bool allocate_advised(dom::parser& parser, std::size_t capacity, std::size_t max
   tensogram::advise_huge_pages(parser.doc.tape.get(), n * 8);
   tensogram::advise_huge_pages(parser.doc.string_buf.get(), n + n / 2);
   return true;
-}
-
-void reserve_strict_dom(dom::parser& parser, std::size_t capacity) noexcept {
-  // A failure is left to the parse, which tries again.
-  (void)allocate_advised(parser, capacity, max_json_depth);
 }
 
 std::optional<dom::element> parse_strict_dom(std::string_view text, dom::parser& parser,

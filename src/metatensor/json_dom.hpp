@@ -43,11 +43,6 @@ namespace metatensor::detail {
                                                                      simdjson::dom::parser& parser,
                                                                      std::size_t readable = 0);
 
-/// Sizes `parser` (its index and its document) for `parse_strict_dom` of
-/// texts of up to `capacity` bytes, so that a series of parses of such
-/// texts faults its memory in once. A failure is left to the parse.
-void reserve_strict_dom(simdjson::dom::parser& parser, std::size_t capacity) noexcept;
-
 /// Sizes `parser` for texts of up to `capacity` bytes (depth `max_depth`)
 /// and advises huge pages for its structural index, tape and string buffer
 /// before their first touch (tensogram/core/memory.hpp): a parse of a

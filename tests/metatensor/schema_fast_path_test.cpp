@@ -169,6 +169,82 @@ TEST(SchemaFastPath, LeavesEverythingElseToTheReference) {
   EXPECT_FALSE(check(R"({"type":"object","properties":{"x":)" + deep + "}}"));
 }
 
+// The fast path reads the text's tokens (simdjson's stage 1), not a parse:
+// JSON's grammar, escapes, duplicate keys and trailing bytes are its own
+// walk's to check. What it accepts, the reference compiles the same.
+TEST(SchemaFastPath, ReadsTokensAsStrictJson) {
+  const std::string leaf = R"({"TypeDef:Float32":true})";
+  const auto with_x = [](const std::string& node) {
+    return R"({"type":"object","properties":{"x":)" + node + "}}";
+  };
+  const std::vector<std::string> accepted = {
+      // JSON whitespace between any two tokens
+      " {\n\t\"type\" : \"object\" ,\r\n \"properties\" : { \"x\" : { \"items\" : { \"TypeDef:Float32\" : "
+      "true } , \"type\" : \"array\" , \"minItems\" : 2 } } , \"required\" : [ \"x\" ] } \n",
+      // `required` before `properties`; members in any order, bounds after `items`
+      R"({"required":["x"],"properties":{"x":{"items":)" + leaf +
+          R"(,"maxItems":3,"type":"array","minItems":0}},"type":"object"})",
+      // escaped keys, names and values, undone before they are compared
+      R"({"type":"object","properties":{"caf\u00e9":{"\u0074ype":"\u0061rray","items":)" + leaf +
+          R"(}},"required":["caf\u00e9"]})",
+      // annotations with every kind of escape, a surrogate pair among them
+      R"({"title":"a \"b\" \\ \/ \b\f\n\r\t \ud83d\ude00","type":"object","properties":{"x":{"description":"\u00e9","items":)" +
+          leaf + "}}}",
+      with_x(R"({"type":"array","minItems":9007199254740991,"items":)" + leaf + "}"),
+  };
+  for (const auto& text : accepted) EXPECT_TRUE(check(text)) << text;
+  // A text whose capacity leaves simdjson's padding after it is read in place.
+  std::string padded = accepted[1];
+  padded.reserve(padded.size() + 256);
+  ASSERT_TRUE(mt::detail::schema_fast_path::compile_embedded(padded, padded.capacity()));
+
+  const std::vector<std::string> declined = {
+      // duplicate keys in a node and at the root
+      with_x(R"({"type":"array","type":"array","items":)" + leaf + "}"),
+      with_x(R"({"items":)" + leaf + R"(,"items":)" + leaf + "}"),
+      with_x(R"({"minItems":1,"minItems":2,"items":)" + leaf + "}"),
+      with_x(R"({"maxItems":1,"items":)" + leaf + R"(,"maxItems":2})"),
+      with_x(R"({"title":"a","title":"b","TypeDef:Float32":true})"),
+      with_x(R"({"TypeDef:Float32":true,"TypeDef:Float32":true})"),
+      R"({"type":"object","type":"object","properties":{}})",
+      R"({"type":"object","properties":{},"properties":{}})",
+      R"({"type":"object","properties":{"x":)" + leaf + R"(,"\u0078":)" + leaf + "}}",
+      // invalid escapes and names that are refused once undone
+      R"({"title":"\x","type":"object","properties":{}})",
+      R"({"title":"\ud800","type":"object","properties":{}})",
+      R"({"type":"object","properties":{"\u005f_x":)" + leaf + "}}",
+      // the grammar of JSON
+      R"({"type" "object","properties":{}})",
+      R"({"type":"object" "properties":{}})",
+      R"({"type":"object","properties":{},})",
+      R"({"type":"object","properties":{"x":)" + leaf + ",}}",
+      with_x(R"({"TypeDef:Float32":tru})"),
+      with_x(R"({"TypeDef:Float32":truex})"),
+      with_x(R"({"TypeDef:Float32":True})"),
+      with_x(R"({"TypeDef:Float32":"true"})"),
+      with_x("{}"),
+      with_x(R"({"type":"array","items":[)" + leaf + "]}"),
+      R"({"type":"object","properties":{}})" + std::string(" x"),
+      R"({"type":"object","properties":{}}{})",
+      R"({"type":"object","properties":{}})" + std::string(1, '\0'),
+      "\xEF\xBB\xBF" + std::string(R"({"type":"object","properties":{}})"),
+      R"({"type":"object","properties":{"x")",
+      R"({"type":"object","properties":{"x":{"TypeDef:Float32":true}})",
+      // integers beyond §2 rule 7's, and numbers the reference reads as floats
+      with_x(R"({"type":"array","minItems":01,"items":)" + leaf + "}"),
+      with_x(R"({"type":"array","minItems":-0,"items":)" + leaf + "}"),
+      with_x(R"({"type":"array","minItems":1e2,"items":)" + leaf + "}"),
+      with_x(R"({"type":"array","minItems":+1,"items":)" + leaf + "}"),
+      with_x(R"({"type":"array","minItems":9007199254740992,"items":)" + leaf + "}"),
+      with_x(R"({"type":"array","minItems":"1","items":)" + leaf + "}"),
+      // control characters in strings, invalid UTF-8 in a name
+      R"({"title":")" + std::string(1, '\0') + R"(","type":"object","properties":{}})",
+      R"({"type":"object","properties":{"a)" + std::string(1, '\x01') + R"(":)" + leaf + "}}",
+      R"({"type":"object","properties":{")" + std::string("\xC3\x28") + R"(":)" + leaf + "}}",
+  };
+  for (const auto& text : declined) EXPECT_FALSE(check(text)) << text;
+}
+
 // Random edits of a valid schema: whatever the fast path accepts, the
 // reference accepts with the same layouts.
 TEST(SchemaFastPath, MutationsAgreeWithReference) {

@@ -1,12 +1,13 @@
 // The fast path of compiling a file's schema (issue 27): a schema whose
 // root properties are all flat tensors (spec 06 §5.1: arrays of a scalar
 // leaf), the shape of nearly every large file, is compiled straight from
-// simdjson's parse of its text. No nlohmann tree, schema table or dialect
+// its text's tokens (simdjson's stage 1: no DOM, src/metatensor/
+// token_walk.hpp). No nlohmann tree, schema table or dialect
 // walk is built at open; the compiled schema keeps the text and builds
 // them on the first call that needs them (`document()`, `document_table()`,
 // `property_schema()`: deep validation, compatibility, migration, writing).
-// A 200 k-tensor schema then costs one parse and one walk at open instead of
-// a million-node tree built and destroyed.
+// A 200 k-tensor schema then costs one tokenizing pass and one walk at open
+// instead of a million-node tree built and destroyed.
 //
 // Like every fast path of header reading (src/metatensor/json_dom.hpp), it
 // only ever accepts, and only a narrow grammar it can vouch for:
@@ -38,9 +39,6 @@
 
 #include "metatensor/layout.hpp"
 
-namespace simdjson::dom {
-class parser;
-}  // namespace simdjson::dom
 #include "schema_document.hpp"
 
 namespace metatensor::detail {
@@ -70,22 +68,21 @@ struct schema_fast_path {
   /// A file's schema text (§3.1, `schema_source::embedded`) compiled as
   /// `compile_schema` would, when it is in the grammar above; nothing
   /// otherwise (the caller then parses and compiles it the reference way).
-  /// `readable` as for `parse_strict_dom` (json_dom.hpp); the text is parsed
-  /// in `parser` (a local one when null), which the result does not refer to.
+  /// `readable` bytes from `text.data()` may be read: with simdjson's
+  /// padding after the text it is read in place, else from a padded copy.
   /// The result keeps a copy of the text (for its deferred document).
-  [[nodiscard]] static std::optional<compiled_schema> compile_embedded(
-      std::string_view text, std::size_t readable = 0, simdjson::dom::parser* parser = nullptr);
+  [[nodiscard]] static std::optional<compiled_schema> compile_embedded(std::string_view text,
+                                                                       std::size_t readable = 0);
   /// The same for a text the result shares instead of copying (a file's
-  /// `__metadata__` value, `safetensors::file::metadata_value`), parsed in
+  /// `__metadata__` value, `safetensors::file::metadata_value`), read in
   /// place when its capacity leaves simdjson's padding after it.
   [[nodiscard]] static std::optional<compiled_schema> compile_embedded(
-      std::shared_ptr<const std::string> text, simdjson::dom::parser* parser = nullptr);
+      std::shared_ptr<const std::string> text);
 
  private:
   // The grammar's walk; the result's deferred document is left unset.
   [[nodiscard]] static std::optional<compiled_schema> compile_text(std::string_view text,
-                                                                   std::size_t readable,
-                                                                   simdjson::dom::parser* parser);
+                                                                   std::size_t readable);
 };
 
 }  // namespace metatensor::detail

@@ -189,8 +189,8 @@ bool is_known_key(std::string_view key) {
          key == "metatensor.schema" || key == "metatensor.layout";
 }
 
-// `parser` reads the layout table, whose parse it holds until step 4, and
-// the schema before it when the table is read here (see `validate`).
+// `parser` reads the layout table, whose parse it holds until step 4 (see
+// `validate`).
 header_keys check_keys(const safetensors::file& base, simdjson::dom::parser& parser) {
   const auto& md = base.metadata();
   const auto get = [&](const char* key) -> const std::string* {
@@ -229,17 +229,12 @@ header_keys check_keys(const safetensors::file& base, simdjson::dom::parser& par
   // Reading the table may wait for step 4 when nothing between can fail:
   // the fast path compiles the schema (step 3 passes), and no unknown key
   // fails the rest of step 2. A table that is no strict JSON then fails at
-  // step 4 with the same MT_LAYOUT_JSON, the first failure of the file.
-  // The schema is then parsed in a parser of its own, which goes as soon as
-  // the schema is compiled (a lower peak: the table's parse may never
-  // come); else one parser, sized once, reads both. The base layer
-  // left room for the parser's padding after these strings
-  // (`parse_ready_copy`): both are parsed in place.
+  // step 4 with the same MT_LAYOUT_JSON, the first failure of the file. The
+  // fast path reads the schema from its tokens, without a parser; the base
+  // layer left room for simdjson's padding after these strings
+  // (`parse_ready_copy`): both are read in place.
   const bool may_defer = unknown == md.end();
-  if (!may_defer) {
-    detail::reserve_strict_dom(parser, std::max(schema->size(), layout == nullptr ? 0 : layout->size()));
-  }
-  out.fast_schema = detail::schema_fast_path::compile_embedded(schema, may_defer ? nullptr : &parser);
+  out.fast_schema = detail::schema_fast_path::compile_embedded(schema);
   if (!out.fast_schema) {
     out.schema =
         parse_strict_json(*schema, json_errors{errc::mt_schema_json, errc::mt_schema_json, "schema"});
@@ -537,12 +532,9 @@ void require_blob_refs(const state& s, const state::logical& lt) {
 
 // Steps 1-7 of §8.2: everything that reads only the header.
 std::shared_ptr<state> validate(tensogram::buffer image) {
-  // The parser of the layout table, and of the schema too when the table
-  // cannot wait for step 4 (then in memory faulted in once, see
-  // check_keys; issue 27). (The header's parser is freed before: reusing
-  // it too saves more faults but keeps ~2.3 bytes per header byte resident
-  // for the whole open, ~50 MB more at the peak for a 98 MB header.) It
-  // outlives `keys`, which holds the layout table's parse.
+  // The parser of the layout table (the header and the schema are read
+  // from their tokens, without one: issue 27). It outlives `keys`, which
+  // holds the layout table's parse.
   simdjson::dom::parser parser;
   auto s = std::make_shared<state>(safetensors::file::from_buffer(std::move(image)));  // step 1
   auto keys = check_keys(s->base, parser);                                             // step 2
