@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "src/metatensor/strict_json.hpp"
 #include "src/metatensor/view/layout_table_check.hpp"
 
 namespace mt = metatensor;
@@ -40,6 +41,20 @@ bool dom_equals(const std::string& text, std::span<const named_layout> present, 
   return dom != nullptr && dom->equals(present, a);
 }
 
+bool tokens_equal(const std::string& text, std::span<const named_layout> present, std::uint64_t a) {
+  return mt::detail::flat_layout_tokens_equal(text, 0, present, a);
+}
+
+// True when `text` is strict JSON (the reference parse) equal to `table`.
+bool strictly_equal(const std::string& text, const json& table) {
+  try {
+    return mt::parse_strict_json_reference(text, {mt::errc::mt_layout_json, mt::errc::mt_layout_json, "t"}) ==
+           table;
+  } catch (const mt::error&) {
+    return false;
+  }
+}
+
 }  // namespace
 
 TEST(CanonicalLayoutText, AcceptsWhatTheWriterRenders) {
@@ -51,6 +66,8 @@ TEST(CanonicalLayoutText, AcceptsWhatTheWriterRenders) {
     const std::string text = mt::layout_table_json(schema, names, a).dump();
     EXPECT_TRUE(mt::detail::canonical_layout_text_equals(text, present, a)) << text;
     EXPECT_TRUE(dom_equals(text, present, a)) << text;
+    EXPECT_TRUE(tokens_equal(text, present, a)) << text;
+    EXPECT_FALSE(tokens_equal(text, present, a == 16 ? 32 : 16)) << text;
     // Another alignment renders another table.
     EXPECT_FALSE(mt::detail::canonical_layout_text_equals(text, present, a == 16 ? 32 : 16));
   }
@@ -79,15 +96,24 @@ TEST(CanonicalLayoutText, OtherSpellingsOfAnEqualTableGoToTheParse) {
     ASSERT_EQ(json::parse(text), table) << text;
     EXPECT_FALSE(mt::detail::canonical_layout_text_equals(text, present, 16)) << text;
     EXPECT_TRUE(dom_equals(text, present, 16)) << text;
+    EXPECT_TRUE(tokens_equal(text, present, 16)) << text;
   }
-  // Names that dump() escapes are left to the parse.
+  // Names that dump() escapes are left to the parse; the token walk undoes
+  // the escapes.
   for (const std::string name : {"q\"uote", "back\\slash", "tab\tname"}) {
     const std::vector<std::string> one{name};
     const auto p = layouts_of(schema, one);
     const std::string text = mt::layout_table_json(schema, one, 16).dump();
     EXPECT_FALSE(mt::detail::canonical_layout_text_equals(text, p, 16)) << text;
     EXPECT_TRUE(dom_equals(text, p, 16)) << text;
+    EXPECT_TRUE(tokens_equal(text, p, 16)) << text;
   }
+  // Spellings of equal integers other than §2 rule 7's go to the parse.
+  const std::string float_rank =
+      R"({"tensors":{"a/b~c":{"align":16,"data":"a/b~c","dtype":"F32","kind":"flat","rank":1.0},)"
+      R"("plain":{"align":16,"data":"plain","dtype":"I64","kind":"flat","rank":2}}})";
+  EXPECT_FALSE(tokens_equal(float_rank, present, 16));
+  EXPECT_TRUE(dom_equals(float_rank, present, 16));
 }
 
 TEST(CanonicalLayoutText, NeverAcceptsAnUnequalTable) {
@@ -118,6 +144,51 @@ TEST(CanonicalLayoutText, NeverAcceptsAnUnequalTable) {
   }
 }
 
+// The token walk over tables of flat tensors: whatever it accepts is strict
+// JSON equal to the recomputed table, however it is spelled.
+TEST(FlatLayoutTokens, NeverAcceptsAnUnequalTable) {
+  const auto schema = mt::compile_schema_text(schema_text);
+  const std::vector<std::string> names{"a/b~c", "plain", "scalar"};
+  const auto present = layouts_of(schema, names);
+  const json table = mt::layout_table_json(schema, names, 16);
+  const std::string spaced = table.dump(1);
+  ASSERT_TRUE(tokens_equal(spaced, present, 16));
+  EXPECT_FALSE(tokens_equal(spaced, std::span<const named_layout>(present).first(2), 16));
+  const std::vector<std::string> declined{
+      spaced + " x",
+      spaced + "{}",
+      R"({"tensors":{"a/b~c":{"align":16,"data":"a/b~c","dtype":"F32","kind":"flat","rank":1,"rank":1}}})",
+      R"({"tensors":{"a/b~c":{"align":16,"data":"a/b~c","dtype":"F32","kind":"flat"}}})",
+      R"({"tensors":{"a/b~c":{"align":16,"data":"a/b~c","dtype":"F32","kind":"flat","rank":1,"heap":"x"}}})",
+      R"({"tensors":{"a/b~c":{"align":16,"data":"a/b~c","dtype":"F32","kind":"flat","rank":01}}})",
+      R"({"tensors":{"a/b~c":{"align":16,"data":"a/b~c","dtype":"F32","kind":"flat","rank":"1"}}})",
+      R"({"tensors":{"a/b~c":{"align":16,"data":"a/b~c","dtype":"F32","kind":"flat","rank":1}},"x":1})",
+      R"({"tensors":{"a/b~c":{"align":16,"data":"a/b~c","dtype":"F32","kind":"flat","rank":1},}})",
+      R"({"tensors":{"a/b~c":{"align":16,"data":"a/b\c","dtype":"F32","kind":"flat","rank":1}}})",
+  };
+  const auto one = std::span<const named_layout>(present).first(1);
+  for (const auto& text : declined) EXPECT_FALSE(tokens_equal(text, one, 16)) << text;
+  // Every one-byte change, truncation and insertion of a spaced rendering.
+  std::mt19937 rng(20261203);
+  std::uniform_int_distribution<int> byte(0, 255);
+  const std::string alphabet = " \t\n{}[]:,\"\\0123456789.e-u";
+  for (std::size_t i = 0; i <= spaced.size(); ++i) {
+    std::vector<std::string> variants;
+    if (i < spaced.size()) {
+      std::string changed = spaced;
+      changed[i] = alphabet[static_cast<std::size_t>(byte(rng)) % alphabet.size()];
+      variants.push_back(changed);
+      variants.push_back(spaced.substr(0, i));
+    }
+    std::string inserted = spaced;
+    inserted.insert(i, 1, alphabet[static_cast<std::size_t>(byte(rng)) % alphabet.size()]);
+    variants.push_back(inserted);
+    for (const auto& v : variants) {
+      if (tokens_equal(v, present, 16)) EXPECT_TRUE(strictly_equal(v, table)) << v;
+    }
+  }
+}
+
 TEST(CanonicalLayoutText, RecordsAndBlobsGoToTheParse) {
   const auto schema = mt::compile_schema_text(R"({"type":"object","properties":{
     "labels":{"type":"array","items":{"type":"string","TypeDef:String":true}},
@@ -128,6 +199,7 @@ TEST(CanonicalLayoutText, RecordsAndBlobsGoToTheParse) {
     const auto p = layouts_of(schema, one);
     const std::string text = mt::layout_table_json(schema, one, 16).dump();
     EXPECT_FALSE(mt::detail::canonical_layout_text_equals(text, p, 16)) << text;
+    EXPECT_FALSE(tokens_equal(text, p, 16)) << text;
     EXPECT_TRUE(dom_equals(text, p, 16)) << text;
   }
 }

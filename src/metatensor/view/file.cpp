@@ -572,15 +572,18 @@ std::shared_ptr<state> validate(tensogram::buffer image) {
     if (l->has_heap) lt.heap = s->base.find(l->heap_name());
     by_physical[i] = &lt;
   }
-  // Step 4: the text as this library's writers render it, else simdjson's
-  // parse; the reference comparison decides (and names the first
-  // difference) when neither finds the tables equal.
+  // Step 4: the text as this library's writers render it, else a table of
+  // flat tensors read from its tokens, else simdjson's parse; the reference
+  // comparison decides (and names the first difference) when none finds
+  // the tables equal.
   s->layout_text = keys.layout_text;
   std::vector<detail::layout_table_dom::named_layout> present;
   tensogram::reserve_advised(present, s->tensors.size());
   for (const auto& lt : s->tensors) present.emplace_back(lt.layout->name, lt.layout);
   bool equal =
-      keys.layout_deferred && detail::canonical_layout_text_equals(keys.layout_text, present, s->alignment);
+      keys.layout_deferred &&
+      (detail::canonical_layout_text_equals(keys.layout_text, present, s->alignment) ||
+       detail::flat_layout_tokens_equal(keys.layout_text, keys.layout_readable, present, s->alignment));
   if (!equal && keys.layout_deferred) read_layout_table(keys, parser);  // step 2's verdict
   if (!equal && keys.layout_dom) equal = keys.layout_dom->equals(present, s->alignment);
   keys.layout_dom.reset();

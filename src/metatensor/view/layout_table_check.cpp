@@ -2,11 +2,14 @@
 #include "src/metatensor/view/layout_table_check.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <optional>
+#include <string>
 
 #include "src/metatensor/json_dom.hpp"
 #include "src/metatensor/schema/layout_table.hpp"
+#include "src/metatensor/token_walk.hpp"
 
 namespace metatensor::detail {
 
@@ -119,6 +122,84 @@ bool canonical_layout_text_equals(std::string_view text,
     first = false;
   }
   return m.take("}}") && m.done();
+}
+
+namespace {
+
+// The walk of a layout table and the scratch its escaped strings are undone
+// into.
+struct table_walk {
+  token_walk tokens;
+  const simdjson::internal::dom_parser_implementation& json;
+  std::string scratch;
+
+  // A string token whose value (escapes undone) is `want`.
+  bool string_is(std::string_view want) {
+    std::string_view s;
+    return tokens.string(s) && undo_escapes(json, s, scratch) && s == want;
+  }
+  // An integer token equal to `want` (§2 rule 7 spelling; a float of that
+  // value is the parse's to compare).
+  bool integer_is(std::uint64_t want) {
+    std::uint64_t v = 0;
+    return tokens.uint53(v) && v == want;
+  }
+};
+
+// The entry of flat tensor `t` (§7: kind, data, rank, align, dtype and, with a
+// heap, heap), each member once, in any order.
+bool flat_entry_tokens_equal(table_walk& w, const tensor_layout& t, std::uint64_t alignment) {
+  static constexpr std::array<std::string_view, 6> members{"kind", "data", "heap", "rank", "align", "dtype"};
+  auto& tokens = w.tokens;
+  if (!tokens.expect('{')) return false;
+  unsigned seen = 0;
+  do {
+    std::string_view k;
+    if (!tokens.string(k) || !tokens.expect(':') || !undo_escapes(w.json, k, w.scratch)) return false;
+    const auto at = std::find(members.begin(), members.end(), k);
+    const auto bit = 1U << static_cast<unsigned>(at - members.begin());
+    if (at == members.end() || (seen & bit) != 0) return false;
+    seen |= bit;
+    bool ok = false;
+    switch (at - members.begin()) {
+      case 0: ok = w.string_is(kind_name(t.kind)); break;
+      case 1: ok = w.string_is(t.name); break;
+      case 2: ok = t.has_heap && w.string_is(t.heap_name()); break;
+      case 3: ok = w.integer_is(t.rank()); break;
+      case 4: ok = w.integer_is(t.primary_placement(alignment)); break;
+      default: ok = w.string_is(safetensors::dtype_name(t.flat_dtype)); break;
+    }
+    if (!ok) return false;
+  } while (tokens.expect(','));
+  return tokens.expect('}') && seen == (t.has_heap ? 0x3FU : 0x3BU);
+}
+
+}  // namespace
+
+bool flat_layout_tokens_equal(std::string_view text, std::size_t readable,
+                              std::span<const layout_table_dom::named_layout> tensors,
+                              std::uint64_t alignment) {
+  if (std::any_of(tensors.begin(), tensors.end(),
+                  [](const auto& named) { return named.second->kind != tensor_kind::flat; })) {
+    return false;
+  }
+  const auto index = structural_index::build(text, std::max(readable, text.size()));
+  if (!index) return false;
+  table_walk w{index->walk(), index->json(), {}};
+  auto& tokens = w.tokens;
+  if (!tokens.expect('{') || !w.string_is("tensors") || !tokens.expect(':') || !tokens.expect('{'))
+    return false;
+  // The table's keys in the order of `tensors` (byte order): a key out of
+  // order or repeated is a mismatch, which the parse then judges.
+  bool first = true;
+  for (const auto& [name, t] : tensors) {
+    if ((!first && !tokens.expect(',')) || !w.string_is(name) || !tokens.expect(':') ||
+        !flat_entry_tokens_equal(w, *t, alignment)) {
+      return false;
+    }
+    first = false;
+  }
+  return tokens.expect('}') && tokens.expect('}') && tokens.done();
 }
 
 bool layout_table_dom::equals(std::span<const named_layout> tensors, std::uint64_t alignment) const {

@@ -11,6 +11,7 @@
 // nlohmann comparison in file.cpp), which names the first failure.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -66,5 +67,18 @@ class layout_table_dom {
 [[nodiscard]] bool canonical_layout_text_equals(std::string_view text,
                                                 std::span<const layout_table_dom::named_layout> tensors,
                                                 std::uint64_t alignment);
+
+/// Step 4 from the text's tokens (simdjson's stage 1, no DOM:
+/// src/metatensor/token_walk.hpp): true when every tensor is flat and `text`
+/// is `{"tensors": {...}}` holding exactly their entries, in name order,
+/// with their members in any order and any JSON spelling of the same
+/// strings and integers (the layout table of a writer that lists members in
+/// the order of §7, for example). Whatever it accepts is strict JSON equal
+/// to the recomputed table. False means "parse it": another spelling (a
+/// float for an integer), an unequal table, records and blobs. `readable` as
+/// for `parse_strict_dom`.
+[[nodiscard]] bool flat_layout_tokens_equal(std::string_view text, std::size_t readable,
+                                            std::span<const layout_table_dom::named_layout> tensors,
+                                            std::uint64_t alignment);
 
 }  // namespace metatensor::detail
