@@ -10,7 +10,9 @@
 // The header's fast path (src/metatensor/fast_json.hpp: simdjson's stage 1
 // and a walk of its structural index) is checked against the reference
 // path on every input: whatever the fast path accepts, the reference must
-// accept with the same entries and metadata; a disagreement aborts.
+// accept with the same entries and metadata; a disagreement aborts. So does
+// an opened file whose layout table is not, as JSON, the recomputed one
+// (§8.2 step 4 has three accept-only paths before the reference).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -84,6 +86,24 @@ void check_header_fast_path(std::span<const std::byte> image) {
   }
 }
 
+// Step 4 of an opened file: whichever path found its layout table equal to
+// the recomputed one (the writer's canonical text, the token walk of a table
+// of flat tensors, simdjson's parse), the reference parse of the table must
+// equal `layout_table_json` as JSON.
+void check_layout_table(const metatensor::file& f) {
+  const nlohmann::json* table = nullptr;
+  try {
+    table = &f.layout_table();
+  } catch (const tensogram::error&) {
+    std::fprintf(stderr, "an opened file's layout table fails the reference parse\n");
+    std::abort();
+  }
+  if (*table != metatensor::layout_table_json(f.schema(), f.tensor_names(), f.alignment())) {
+    std::fprintf(stderr, "an opened file's layout table differs from the recomputed one\n");
+    std::abort();
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -95,6 +115,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const tensogram::error&) {
     return 0;
   }
+  check_layout_table(*f);
   for (const std::string& name : f->tensor_names()) {
     const metatensor::tensor_layout& l = f->layout(name);
     // The BlobRef checks run at the first records/blobs view (spec 06 §8.1:

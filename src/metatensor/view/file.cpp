@@ -110,8 +110,9 @@ struct file::state {
   std::uint64_t memory_alignment = 0;  // the largest R(t) of the file, at least A
   compiled_schema schema;
   // The file's `metatensor.layout` (text in `base`'s metadata), parsed on
-  // the first call of `file::layout_table`: opening compares the table on
-  // simdjson's parse and builds no tree (layout_table_check.hpp).
+  // the first call of `file::layout_table`: opening compares the table as
+  // text, tokens or simdjson's parse and builds no tree
+  // (layout_table_check.hpp).
   std::string_view layout_text;
   mutable std::once_flag layout_parsed;
   mutable nlohmann::json layout_table;
