@@ -184,7 +184,9 @@ TEST(FlatLayoutTokens, NeverAcceptsAnUnequalTable) {
     inserted.insert(i, 1, alphabet[static_cast<std::size_t>(byte(rng)) % alphabet.size()]);
     variants.push_back(inserted);
     for (const auto& v : variants) {
-      if (tokens_equal(v, present, 16)) EXPECT_TRUE(strictly_equal(v, table)) << v;
+      if (tokens_equal(v, present, 16)) {
+        EXPECT_TRUE(strictly_equal(v, table)) << v;
+      }
     }
   }
 }
